@@ -1,0 +1,22 @@
+"""adsrc: source-transformation automatic differentiation for Python and NumPy.
+
+adsrc rewrites a function's source into adjoint Python code that you can
+print, diff and step through. Gradient contributions are lazy thunks,
+accumulated into flat AccThunks that fuse and add in place when they are
+materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
+"""
+from . import errors
+from .api import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
+from .config import config, eager_unthunk
+from .errors import AdsrcError
+from .registry import register_adjoint, register_nondifferentiable
+from .thunks import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad", "value_and_grad", "vjp", "differentiate", "Differentiated", "adjoint_source",
+    "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
+    "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
+    "accumulate",
+]

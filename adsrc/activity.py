@@ -1,0 +1,134 @@
+"""Activity analysis: which variables need adjoints, and which values need the tape.
+
+Input: a desugared (or ANF) FunctionDef. Output: an :class:`Activity` record.
+
+* A variable is *varied* if it depends on a differentiated argument, and
+  *useful* if the returned value depends on it; only variables that are both
+  (*active*) get adjoints, so nothing is emitted or computed for the rest.
+  Reads that cannot carry a gradient (conditions, comparisons, indices,
+  ``.shape``, keyword arguments, non-differentiable functions) do not count.
+  The analysis is flow-insensitive: it may call a variable active when it is
+  not on some path, which costs a little code, never a wrong gradient.
+* A variable is *stable* if it is assigned exactly once, outside any loop:
+  the backward sweep can then read it directly from the forward sweep's
+  scope. Every other value the backward sweep needs is saved on the tape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import gast
+
+from . import registry
+
+_INERT_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"}
+
+
+@dataclass
+class Activity:
+    varied: set[str] = field(default_factory=set)
+    useful: set[str] = field(default_factory=set)
+    sites: dict[str, int] = field(default_factory=dict)
+    in_loop: set[str] = field(default_factory=set)
+
+    def active(self, name: str) -> bool:
+        return name in self.varied and name in self.useful
+
+    def stable(self, name: str) -> bool:
+        return self.sites.get(name, 0) <= 1 and name not in self.in_loop
+
+
+def target_names(target: gast.AST) -> list[str]:
+    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+
+
+def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set[str]:
+    """Names whose value can flow, differentiably, into the value of ``expr``."""
+    found: set[str] = set()
+
+    def visit(node: gast.AST) -> None:
+        if isinstance(node, gast.Name):
+            found.add(node.id)
+        elif isinstance(node, (gast.Compare, gast.BoolOp)):
+            return
+        elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+            return
+        elif isinstance(node, gast.Subscript):
+            visit(node.value)
+        elif isinstance(node, gast.Attribute):
+            if node.attr not in _INERT_ATTRIBUTES:
+                visit(node.value)
+        elif isinstance(node, gast.IfExp):
+            visit(node.body)
+            visit(node.orelse)
+        elif isinstance(node, gast.Call):
+            target = resolve(node.func)
+            if target is not None and registry.is_nondifferentiable(target):
+                return
+            if isinstance(node.func, gast.Attribute):
+                visit(node.func.value)
+            for arg in node.args:
+                visit(arg)
+            for kw in node.keywords:
+                visit(kw.value)
+        else:
+            for child in gast.iter_child_nodes(node):
+                visit(child)
+
+    visit(expr)
+    return found
+
+
+def _is_range(expr: gast.AST) -> bool:
+    return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id == "range"
+
+
+def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable) -> Activity:
+    """Compute activity and stability for a function whose parameters ``wrt`` are differentiated."""
+    act = Activity()
+    flows: list[tuple[list[str], set[str]]] = []
+    returned: set[str] = set()
+    for arg in node.args.args + node.args.kwonlyargs:
+        act.sites[arg.id] = 1
+
+    def walk(stmts: list[gast.stmt], loop: bool) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, gast.Assign):
+                targets = target_names(stmt.targets[0])
+                flows.append((targets, gradient_reads(stmt.value, resolve)))
+                record(targets, loop)
+            elif isinstance(stmt, gast.For):
+                targets = target_names(stmt.target)
+                sources = set() if _is_range(stmt.iter) else gradient_reads(stmt.iter, resolve)
+                flows.append((targets, sources))
+                record(targets, True)
+                walk(stmt.body, True)
+            elif isinstance(stmt, gast.While):
+                walk(stmt.body, True)
+            elif isinstance(stmt, gast.If):
+                walk(stmt.body, loop)
+                walk(stmt.orelse, loop)
+            elif isinstance(stmt, gast.Return) and stmt.value is not None:
+                returned.update(gradient_reads(stmt.value, resolve))
+
+    def record(targets: list[str], loop: bool) -> None:
+        for t in targets:
+            act.sites[t] = act.sites.get(t, 0) + 1
+            if loop:
+                act.in_loop.add(t)
+
+    walk(node.body, False)
+    act.varied = set(wrt)
+    act.useful = set(returned)
+    changed = True
+    while changed:
+        changed = False
+        for targets, sources in flows:
+            if sources & act.varied and not set(targets) <= act.varied:
+                act.varied.update(targets)
+                changed = True
+            if set(targets) & act.useful and not sources <= act.useful:
+                act.useful.update(sources)
+                changed = True
+    return act

@@ -1,0 +1,351 @@
+"""ANF: split active statements into one primitive operation per statement.
+
+Input: a desugared FunctionDef and its activity. Output: the same function in
+which every active assignment has the form ``t = op(a, b, ...)`` with atomic
+operands (names and constants), annotated with a :class:`Prim` that says
+which rule differentiates it. Temporaries are named after what they hold
+(``W_at_xi = W @ xi``). Inactive statements are left exactly as written.
+
+Also here, because they need to know what is active:
+
+* ``for x in xs`` over a differentiated sequence becomes an index loop
+  ``for i in range(len(xs)): x = xs[i]``, so that gradients reach ``xs``;
+* a primitive whose target is also one of its operands (``h = np.tanh(h)``)
+  writes a fresh temporary first (``h_next``), so the backward sweep can
+  still see the old value;
+* callees are resolved: a registered rule, a user function (transformed
+  recursively), a non-differentiable function, or a NoGradientRule error.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from . import registry
+from .activity import Activity, gradient_reads, target_names
+from .desugar import call, const, name, store
+from .errors import NoGradientRule, UnsupportedSyntax
+from .naming import Namer, hint_for
+from .parse import _MISSING, Parsed
+
+import numpy as np
+import operator
+
+BINARY = {
+    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
+    gast.Pow: np.power, gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide, gast.Mod: np.mod,
+}
+UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
+
+
+@dataclass
+class Prim:
+    """How to differentiate one ANF statement ``target = op(args)``.
+
+    kind is ``"rule"`` (a registered primitive), ``"copy"`` (``t = a``) or
+    ``"call"`` (a user function, differentiated by its own adjoint).
+    ``args`` are the value expressions the vjp receives after ``(g, ans)``.
+    """
+
+    kind: str
+    args: list[gast.expr]
+    keywords: list[gast.keyword] = field(default_factory=list)
+    rule: registry.Rule | None = None
+    callee: Any = None
+    func: gast.expr | None = None
+
+
+class ANF:
+    def __init__(self, parsed: Parsed, namer: Namer, activity: Activity, locals_: set[str]):
+        self.parsed = parsed
+        self.namer = namer
+        self.varied = set(activity.varied)
+        self.activity = activity
+        self.locals = locals_
+        self.out: list[gast.stmt] = []
+        self.line: gast.AST | None = None
+
+    # -- plumbing ---------------------------------------------------------
+    @contextlib.contextmanager
+    def collecting(self):
+        saved, self.out = self.out, []
+        try:
+            yield self.out
+        finally:
+            self.out = saved
+
+    def emit(self, target: str, value: gast.expr, prim: Prim | None = None) -> None:
+        stmt = gast.Assign(targets=[store(target)], value=value, type_comment=None)
+        gast.copy_location(stmt, self.line)
+        for child in gast.walk(value):
+            if getattr(child, "lineno", None) is None and hasattr(child, "lineno"):
+                gast.copy_location(child, self.line)
+        if prim is not None:
+            stmt.prim = prim
+            if any(self.is_varied(a) for a in prim.args):
+                self.varied.add(target)
+        self.out.append(stmt)
+
+    def is_varied(self, expr: gast.AST) -> bool:
+        return bool(gradient_reads(expr, self.resolve_callee) & self.varied)
+
+    def resolve_callee(self, func: gast.AST) -> Any:
+        """The object a call's function expression names, if it can be known statically."""
+        if isinstance(func, gast.Name):
+            if func.id in self.locals:
+                return None
+            obj = self.parsed.resolve(func.id)
+            return None if obj is _MISSING else obj
+        if isinstance(func, gast.Attribute):
+            if isinstance(func.value, gast.Name) and func.value.id in self.locals:
+                return registry.method_primitive(func.attr)
+            base = self.resolve_callee(func.value)
+            return getattr(base, func.attr, None) if base is not None else None
+        return None
+
+    def where(self, node: gast.AST) -> str:
+        return self.parsed.where(node if getattr(node, "lineno", None) else self.line)
+
+    # -- statements -------------------------------------------------------
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        with self.collecting() as out:
+            for stmt in stmts:
+                self.line = stmt
+                self.stmt(stmt)
+        return out
+
+    def stmt(self, stmt: gast.stmt) -> None:
+        if isinstance(stmt, gast.Assign):
+            targets = target_names(stmt.targets[0])
+            if not any(self.activity.active(t) for t in targets) or not self.is_varied(stmt.value):
+                self.out.append(stmt)
+            elif isinstance(stmt.targets[0], gast.Name):
+                self.expr_into(stmt.value, stmt.targets[0].id)
+            else:
+                self.unpack(stmt.targets[0], stmt.value)
+        elif isinstance(stmt, gast.If):
+            stmt.body = self.block(stmt.body)
+            stmt.orelse = self.block(stmt.orelse)
+            self.line = stmt
+            self.out.append(stmt)
+        elif isinstance(stmt, gast.While):
+            stmt.body = self.block(stmt.body)
+            self.line = stmt
+            self.out.append(stmt)
+        elif isinstance(stmt, gast.For):
+            self.loop(stmt)
+        elif isinstance(stmt, gast.Return) and stmt.value is not None and self.is_varied(stmt.value):
+            stmt.value = self.expr(stmt.value)
+            self.out.append(stmt)
+        else:
+            self.out.append(stmt)
+
+    def loop(self, loop: gast.For) -> None:
+        target = loop.target.id
+        is_range = isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) \
+            and loop.iter.func.id == "range"
+        if not is_range and self.activity.active(target) and self.is_varied(loop.iter):
+            seq = self.expr(loop.iter)
+            index = self.namer.fresh("i")
+            loop.iter = call("range", call("len", seq))
+            gast.copy_location(loop.iter, loop)
+            loop.target = store(index)
+            body = self.block([gast.copy_location(gast.Assign(
+                targets=[store(target)], value=gast.Subscript(value=seq, slice=name(index), ctx=gast.Load()),
+                type_comment=None), loop)])
+            loop.body = body + self.block(loop.body)
+        else:
+            loop.body = self.block(loop.body)
+        self.line = loop
+        self.out.append(loop)
+
+    def unpack(self, target: gast.AST, value: gast.expr) -> None:
+        names = target_names(target)
+        if not all(isinstance(e, gast.Name) for e in target.elts):
+            raise UnsupportedSyntax("nested unpacking of differentiable values", self.where(target))
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+            atoms = []
+            for elt in value.elts:
+                atom = self.expr(elt)
+                if isinstance(atom, gast.Name) and atom.id in names:
+                    copy_name = self.namer.fresh(f"{atom.id}_old")
+                    self.emit(copy_name, atom, Prim("copy", [atom]))
+                    atom = name(copy_name)
+                atoms.append(atom)
+        else:
+            whole = self.expr(value)
+            atoms = [gast.Subscript(value=whole, slice=const(i), ctx=gast.Load()) for i in range(len(names))]
+        for t, atom in zip(names, atoms):
+            self.expr_into(atom, t)
+
+    # -- expressions ------------------------------------------------------
+    def expr(self, node: gast.expr) -> gast.expr:
+        """Emit statements computing ``node``; return an atom holding its value."""
+        if self.atomic(node):
+            return node
+        if isinstance(node, gast.IfExp) or not self.is_varied(node):
+            tmp = self.namer.fresh(hint_for(node))
+            self.expr_into(node, tmp)
+        else:
+            value, prim = self.primitive(node)
+            tmp = self.namer.fresh(hint_for(value))
+            self.emit(tmp, value, prim)
+        return name(tmp)
+
+    def atomic(self, node: gast.expr) -> bool:
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return True
+        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
+            return True
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return all(self.atomic(e) and not self.is_varied(e) for e in node.elts)
+        if isinstance(node, gast.Attribute):
+            root = node
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            return isinstance(root, gast.Name) and root.id not in self.locals
+        return False
+
+    def expr_into(self, node: gast.expr, target: str) -> None:
+        """Emit statements that leave the value of ``node`` in ``target``."""
+        if isinstance(node, gast.IfExp):
+            return self.conditional(node, target)
+        if self.atomic(node) or not self.is_varied(node):
+            prim = Prim("copy", [node]) if isinstance(node, gast.Name) and self.is_varied(node) else None
+            return self.emit(target, node, prim)
+        value, prim = self.primitive(node)
+        reads = {n.id for a in prim.args for n in gast.walk(a) if isinstance(n, gast.Name)}
+        if target in reads:
+            fresh = self.namer.fresh(f"{target}_next")
+            self.emit(fresh, value, prim)
+            self.emit(target, name(fresh), Prim("copy", [name(fresh)]))
+        else:
+            self.emit(target, value, prim)
+
+    def conditional(self, node: gast.IfExp, target: str) -> None:
+        with self.collecting() as body:
+            self.expr_into(node.body, target)
+        with self.collecting() as orelse:
+            self.expr_into(node.orelse, target)
+        self.out.append(gast.copy_location(gast.If(test=node.test, body=body, orelse=orelse), self.line))
+
+    def keywords(self, keywords: list[gast.keyword]) -> list[gast.keyword]:
+        return [gast.keyword(arg=k.arg, value=self.expr(k.value)) for k in keywords]
+
+    def primitive(self, node: gast.expr) -> tuple[gast.expr, Prim]:
+        """Split a varied, non-atomic expression into (forward expression over atoms, Prim)."""
+        if isinstance(node, gast.BinOp) and type(node.op) in BINARY:
+            left, right = self.expr(node.left), self.expr(node.right)
+            return gast.BinOp(left=left, op=node.op, right=right), self.rule(BINARY[type(node.op)], [left, right], node)
+        if isinstance(node, gast.UnaryOp) and type(node.op) in UNARY:
+            operand = self.expr(node.operand)
+            return gast.UnaryOp(op=node.op, operand=operand), self.rule(UNARY[type(node.op)], [operand], node)
+        if isinstance(node, gast.Subscript):
+            base = self.expr(node.value)
+            forward_index, index_value = self.index(node.slice)
+            value = gast.Subscript(value=base, slice=forward_index, ctx=gast.Load())
+            return value, self.rule(operator.getitem, [base, index_value], node)
+        if isinstance(node, gast.Attribute):
+            func = registry.attribute_primitive(node.attr)
+            if func is None:
+                raise NoGradientRule(f"the attribute .{node.attr}", self.where(node))
+            base = self.expr(node.value)
+            return gast.Attribute(value=base, attr=node.attr, ctx=gast.Load()), self.rule(func, [base], node)
+        if isinstance(node, gast.Call):
+            return self.call(node)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            raise UnsupportedSyntax("a tuple or list of differentiable values", self.where(node))
+        raise UnsupportedSyntax(f"differentiating through {type(node).__name__}", self.where(node))
+
+    def rule(self, func: Any, args: list[gast.expr], node: gast.AST, keywords=()) -> Prim:
+        rule = registry.lookup(func)
+        if rule is None:
+            label = getattr(func, "__name__", repr(func))
+            raise NoGradientRule(label, self.where(node))
+        return Prim("rule", args, list(keywords), rule=rule)
+
+    def call(self, node: gast.Call) -> tuple[gast.expr, Prim]:
+        func = node.func
+        method = isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+            and func.value.id in self.locals
+        obj = self.resolve_callee(func)
+        label = _source_of(func)
+        if obj is None:
+            raise NoGradientRule(f"{label}()" if method else label, self.where(node))
+        args = [self.expr(a) for a in node.args]
+        keywords = self.keywords(node.keywords)
+        if method:
+            base = self.expr(func.value)
+            forward = gast.Call(func=gast.Attribute(value=base, attr=func.attr, ctx=gast.Load()),
+                                args=args, keywords=keywords)
+            return forward, self.rule(obj, [base] + args, node, keywords)
+        if registry.lookup(obj) is not None:
+            for k in keywords:
+                if self.is_varied(k.value):
+                    raise UnsupportedSyntax(f"passing a differentiable value to {label} by keyword "
+                                            f"({k.arg}=...)", self.where(node), "pass it positionally")
+            return gast.Call(func=func, args=args, keywords=keywords), self.rule(obj, args, node, keywords)
+        if inspect.isfunction(obj):
+            args = self.bind(obj, args, keywords, node)
+            return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
+        raise NoGradientRule(label, self.where(node))
+
+    def bind(self, callee: Any, args: list, keywords: list, node: gast.AST) -> list[gast.expr]:
+        """A user call's arguments, in parameter order, with defaults filled in."""
+        try:
+            signature = inspect.signature(callee)
+            bound = signature.bind(*args, **{k.arg: k.value for k in keywords})
+        except (TypeError, ValueError) as error:
+            raise UnsupportedSyntax(f"this call of {callee.__name__} ({error})", self.where(node)) from None
+        out = []
+        for param in signature.parameters.values():
+            if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                raise UnsupportedSyntax(f"calling {callee.__name__}, which has a {param.kind.description} "
+                                        f"parameter, with a differentiable argument", self.where(node))
+            if param.name in bound.arguments:
+                out.append(bound.arguments[param.name])
+            elif isinstance(param.default, (int, float, complex, str, bool, type(None))):
+                out.append(const(param.default))
+            else:
+                raise UnsupportedSyntax(f"the default value of {callee.__name__}'s parameter {param.name}",
+                                        self.where(node), "pass it explicitly")
+        return out
+
+    def index(self, node: gast.expr) -> tuple[gast.expr, gast.expr]:
+        """An index as (forward subscript syntax, the same index as a value for the vjp)."""
+        if isinstance(node, gast.Slice):
+            parts = [self.expr(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
+            forward = gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+            return forward, call("slice", *[p if p is not None else const(None) for p in parts])
+        if isinstance(node, gast.Tuple):
+            pairs = [self.index(e) for e in node.elts]
+            return (gast.Tuple(elts=[p[0] for p in pairs], ctx=gast.Load()),
+                    gast.Tuple(elts=[p[1] for p in pairs], ctx=gast.Load()))
+        atom = self.expr(node)
+        return atom, atom
+
+
+def _source_of(node: gast.AST) -> str:
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_source_of(node.value)}.{node.attr}"
+    return type(node).__name__
+
+
+def local_names(node: gast.FunctionDef) -> set[str]:
+    names = {a.id for a in node.args.args + node.args.kwonlyargs}
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Param)):
+            names.add(child.id)
+    return names
+
+
+def to_anf(parsed: Parsed, node: gast.FunctionDef, namer: Namer, activity: Activity) -> gast.FunctionDef:
+    anf = ANF(parsed, namer, activity, local_names(node))
+    node.body = anf.block(node.body)
+    return node

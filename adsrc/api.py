@@ -1,0 +1,200 @@
+"""The public API: grad, value_and_grad, vjp, differentiate, adjoint_source.
+
+A thin layer over the compiler: it maps ``wrt`` (positions, names or a
+tuple of them) to parameter positions, binds the call's arguments, picks the
+mode (``eager=`` or the context's setting, read at each call), runs the
+compiled adjoint and turns its results into gradients shaped like the
+arguments: a float for a Python float, an array of the argument's shape and
+dtype for an array. Gradients never alias the user's arrays.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from .compiler import Adjoint, get_adjoint
+from .config import resolve_eager
+from .errors import InvalidArgument, NonScalarOutput
+from .thunks import unthunk, zero
+
+Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+
+def _positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
+    """Parameter positions for ``wrt``, and whether the caller asked for a tuple."""
+    try:
+        params = [p for p in inspect.signature(func).parameters.values()]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params]
+    many = isinstance(wrt, (tuple, list))
+    out = []
+    for item in (wrt if many else (wrt,)):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise InvalidArgument(f"wrt must be an int, a parameter name or a tuple of these, not {item!r}")
+        if isinstance(item, str):
+            if item not in names:
+                raise InvalidArgument(f"{getattr(func, '__name__', func)} has no parameter named {item!r}; "
+                                      f"its parameters are {', '.join(names)}")
+            item = names.index(item)
+        if not -len(names) <= item < len(names):
+            raise InvalidArgument(f"wrt={item} is out of range: {getattr(func, '__name__', func)} "
+                                  f"takes {len(names)} parameters")
+        out.append(item % len(names))
+    return tuple(out), many
+
+
+def _bind(func: Callable, args: tuple, kwargs: dict) -> list[Any]:
+    signature = inspect.signature(func)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise InvalidArgument(f"{func.__name__}: {error}") from None
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def _check_differentiable(func: Callable, values: list[Any], wrt: tuple[int, ...]) -> None:
+    names = list(inspect.signature(func).parameters)
+    for i in wrt:
+        value = values[i]
+        dtype = np.result_type(value) if isinstance(value, (int, float, complex, np.ndarray, np.generic)) else None
+        if dtype is None:
+            raise InvalidArgument(f"cannot differentiate with respect to {names[i]!r}: it is a "
+                                  f"{type(value).__name__}; pass a float or a float array")
+        if dtype.kind in "biu":
+            raise InvalidArgument(f"cannot differentiate with respect to {names[i]!r}: it holds "
+                                  f"integers ({dtype}); pass it as floats (e.g. np.asarray(x, float))")
+        if dtype.kind == "c":
+            raise InvalidArgument(f"cannot differentiate with respect to {names[i]!r}: complex inputs "
+                                  f"are not supported")
+
+
+def _finish(gradient: Any, like: Any, avoid: tuple) -> Any:
+    """A gradient shaped, typed and owned like the argument it belongs to."""
+    gradient = unthunk(gradient)
+    if isinstance(like, np.ndarray):
+        if gradient is zero:
+            return np.zeros_like(like)
+        out = np.asarray(gradient, dtype=like.dtype)
+        if out.shape != like.shape:
+            out = np.broadcast_to(out, like.shape)
+        if not out.flags.owndata or not out.flags.writeable or any(out is a for a in avoid):
+            out = np.array(out)
+        return out
+    if isinstance(like, np.generic):
+        return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
+    return 0.0 if gradient is zero else float(gradient)
+
+
+def _adjoint(func: Callable, wrt: tuple[int, ...], eager: bool | None) -> Adjoint:
+    return get_adjoint(func, wrt, resolve_eager(eager))
+
+
+def _seed(value: Any, name: str) -> Any:
+    if np.ndim(value) != 0:
+        raise NonScalarOutput(name, np.shape(value))
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype.kind == "f":
+        return dtype.type(1)
+    return 1.0
+
+
+def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Callable[..., tuple[Any, Any]]:
+    """A function that returns ``(func(*args), gradient)`` for a scalar-valued ``func``."""
+    positions, many = _positions(func, wrt)
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        values = _bind(func, args, kwargs)
+        _check_differentiable(func, values, positions)
+        adjoint = _adjoint(func, positions, eager)
+        value, pullback = adjoint.function(*values)
+        grads = pullback(_seed(value, func.__name__))
+        finished = tuple(_finish(g, values[i], tuple(values)) for g, i in zip(grads, positions))
+        return value, (finished if many else finished[0])
+
+    return run
+
+
+def grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Callable[..., Any]:
+    """A function that returns the gradient of a scalar-valued ``func`` at its arguments."""
+    both = value_and_grad(func, wrt, eager=eager)
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return both(*args, **kwargs)[1]
+
+    return run
+
+
+def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> tuple[Any, Callable[[Any], Any]]:
+    """``(func(*args), pullback)``; ``pullback(cotangent)`` returns the gradients for ``wrt``.
+
+    The pullback may be called more than once; each call after the first
+    re-runs the forward sweep, since a backward sweep consumes its tape.
+    """
+    positions, many = _positions(func, wrt)
+    values = _bind(func, args, {})
+    _check_differentiable(func, values, positions)
+    adjoint = _adjoint(func, positions, eager)
+    value, first = adjoint.function(*values)
+    state = {"pullback": first}
+
+    def pullback(cotangent: Any) -> Any:
+        backward = state.pop("pullback", None)
+        if backward is None:
+            backward = adjoint.function(*values)[1]
+        if np.shape(cotangent) != np.shape(value):
+            raise InvalidArgument(f"the cotangent has shape {np.shape(cotangent)}, but "
+                                  f"{func.__name__} returned shape {np.shape(value)}")
+        grads = backward(cotangent)
+        avoid = tuple(values) + (cotangent,)
+        finished = tuple(_finish(g, values[i], avoid) for g, i in zip(grads, positions))
+        return finished if many else finished[0]
+
+    return value, pullback
+
+
+def adjoint_source(func: Callable, wrt: Wrt = 0, *, eager: bool = False) -> str:
+    """The generated adjoint module's source, as a string."""
+    positions, _ = _positions(func, wrt)
+    return get_adjoint(func, positions, bool(eager)).source
+
+
+class Differentiated:
+    """What ``@adsrc.differentiate`` returns: call it for gradients.
+
+    ``.value_and_grad(*args)`` returns the value too, ``.source`` is the
+    generated adjoint's source and ``__wrapped__`` is the original function.
+    """
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, eager: bool | None = None):
+        functools.update_wrapper(self, func)
+        self.wrt = wrt
+        self.eager = eager
+        self._value_and_grad = value_and_grad(func, wrt, eager=eager)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._value_and_grad(*args, **kwargs)[1]
+
+    def value_and_grad(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return self._value_and_grad(*args, **kwargs)
+
+    @property
+    def source(self) -> str:
+        eager = resolve_eager(self.eager)
+        return adjoint_source(self.__wrapped__, self.wrt, eager=eager)
+
+    def __repr__(self) -> str:
+        return f"<adsrc.differentiate of {self.__wrapped__.__name__}, wrt={self.wrt!r}>"
+
+
+def differentiate(func: Callable | None = None, *, wrt: Wrt = 0, eager: bool | None = None):
+    """Decorator: ``@differentiate`` or ``@differentiate(wrt=(0, 1), eager=False)``."""
+    if func is None:
+        return lambda f: Differentiated(f, wrt, eager)
+    return Differentiated(func, wrt, eager)

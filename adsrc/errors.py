@@ -1,0 +1,67 @@
+"""Errors raised by adsrc.
+
+Every error a user can see subclasses :class:`AdsrcError`, so one ``except``
+clause catches them all. Messages name the original ``file:line`` so that a
+user can find the offending code without reading the generated adjoint.
+"""
+from __future__ import annotations
+
+
+class AdsrcError(Exception):
+    """Base class of every error adsrc raises on purpose."""
+
+
+class UnsupportedSyntax(AdsrcError):
+    """A construct the compiler cannot differentiate.
+
+    Raised before any code runs, with the construct's name and its original
+    ``file:line:col``.
+    """
+
+    def __init__(self, construct: str, where: str, hint: str = ""):
+        self.construct = construct
+        self.where = where
+        message = f"{where}: {construct} is not supported by adsrc"
+        if hint:
+            message += f"; {hint}"
+        super().__init__(message)
+
+
+class NoGradientRule(AdsrcError):
+    """A call to a function that has no adjoint rule and no Python source."""
+
+    def __init__(self, name: str, where: str):
+        self.name = name
+        self.where = where
+        super().__init__(
+            f"{where}: no gradient rule for {name}; register one with "
+            f"@adsrc.register_adjoint({name}) (see docs/rules.md), or mark it "
+            f"with adsrc.register_nondifferentiable({name}) if its gradient is zero"
+        )
+
+
+class NonScalarOutput(AdsrcError):
+    """grad was asked for the gradient of a function whose value is not a scalar."""
+
+    def __init__(self, name: str, shape: tuple):
+        self.shape = shape
+        super().__init__(
+            f"{name} returned a value of shape {shape}; grad needs a scalar output. "
+            f"Use adsrc.vjp({name}, *args) and call the pullback with a cotangent "
+            f"of that shape instead"
+        )
+
+
+class SourceUnavailable(AdsrcError):
+    """The function's Python source cannot be read (a builtin, a REPL function, ...)."""
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(
+            f"cannot read the source of {name}: {reason}. adsrc transforms Python "
+            f"source, so define the function in a file (or register an adjoint rule "
+            f"for it with adsrc.register_adjoint)"
+        )
+
+
+class InvalidArgument(AdsrcError, ValueError):
+    """Bad arguments to the public API (an unknown wrt name, an integer input, ...)."""

@@ -1,0 +1,98 @@
+"""Readable, collision-free names for temporaries and adjoints.
+
+Generated code should read like the user's code, so temporaries are named
+after what they hold (``W_at_xi`` for ``W @ xi``, ``tanh_h`` for
+``np.tanh(h)``) and adjoints after their variable (``dW``), with a numeric
+suffix only when a name is already taken.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+
+import gast
+
+_OPS = {
+    gast.Add: "plus", gast.Sub: "minus", gast.Mult: "times", gast.Div: "over",
+    gast.Pow: "pow", gast.MatMult: "at", gast.FloorDiv: "floordiv", gast.Mod: "mod",
+    gast.USub: "neg", gast.UAdd: "pos",
+}
+_MAX_LEN = 24
+
+
+class Namer:
+    """Hands out identifiers that clash with no name the user's code uses."""
+
+    def __init__(self, reserved: set[str] = frozenset()):
+        self.taken: set[str] = set(reserved)
+
+    def reserve(self, name: str) -> None:
+        self.taken.add(name)
+
+    def fresh(self, hint: str) -> str:
+        base = hint if hint == "_" else (_clean(hint) or "t")
+        name, n = base, 0
+        while name in self.taken or keyword.iskeyword(name):
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def adjoint(self, name: str) -> str:
+        """The adjoint's name for a variable: dW for W, d_x1 if dx1 reads badly."""
+        return self.fresh(f"d{name}" if not name.startswith("_") else f"d{name}")
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"\W+", "_", text).strip("_")
+    if text and text[0].isdigit():
+        text = "t_" + text
+    return text
+
+
+def _word(node: gast.AST) -> str | None:
+    """A short word for an operand, or None if it has none."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return repr(node.value).replace(".", "_") if node.value >= 0 else None
+    if isinstance(node, gast.Attribute):
+        return node.attr
+    return None
+
+
+def hint_for(node: gast.AST) -> str:
+    """A descriptive name for the value of an expression."""
+    if isinstance(node, gast.BinOp):
+        op = _OPS.get(type(node.op), "op")
+        left, right = _word(node.left), _word(node.right)
+        full = f"{left}_{op}_{right}" if left and right else op
+        return full if len(full) <= _MAX_LEN else op
+    if isinstance(node, gast.UnaryOp):
+        operand = _word(node.operand)
+        op = _OPS.get(type(node.op), "op")
+        return f"{op}_{operand}" if operand else op
+    if isinstance(node, gast.Call):
+        func = node.func
+        fname = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "call")
+        if isinstance(func, gast.Attribute) and _word(func.value) and not _is_module_like(func.value):
+            full = f"{_word(func.value)}_{fname}"
+        else:
+            arg = _word(node.args[0]) if node.args else None
+            full = f"{fname}_{arg}" if arg else fname
+        return full if len(full) <= _MAX_LEN else fname
+    if isinstance(node, gast.Subscript):
+        base = _word(node.value) or "item"
+        index = _word(node.slice)
+        full = f"{base}_{index}" if index else f"{base}_item"
+        return full if len(full) <= _MAX_LEN else "item"
+    if isinstance(node, gast.Attribute):
+        base = _word(node.value)
+        return f"{base}_{node.attr}" if base else node.attr
+    if isinstance(node, gast.IfExp):
+        return "choice"
+    return "t"
+
+
+def _is_module_like(node: gast.AST) -> bool:
+    return isinstance(node, gast.Name) and node.id in {"np", "numpy", "math", "jnp", "onp"}

@@ -1,0 +1,122 @@
+"""Parse: from a live function to a gast FunctionDef with original line numbers.
+
+Input: a Python function object. Output: a :class:`Parsed` record holding its
+``gast.FunctionDef`` (line numbers are those of the original file, columns
+those of the original indentation), the file name, the source lines and a
+resolver for the names the function reads from outside (closure cells, then
+globals, then builtins).
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gast
+
+from .errors import SourceUnavailable
+
+_MISSING = object()
+
+
+@dataclass
+class Parsed:
+    func: Callable
+    node: gast.FunctionDef
+    filename: str
+    first_line: int
+    indent: int
+    closure: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.func, "__name__", "f")
+
+    def where(self, node: Any = None) -> str:
+        """``file:line:col`` of a node (or of the function) in the original file."""
+        line = getattr(node, "lineno", None) or self.first_line
+        col = getattr(node, "col_offset", None)
+        return f"{self.filename}:{line}" + ("" if col is None else f":{col + 1}")
+
+    def resolve(self, name: str) -> Any:
+        """The object a free name refers to: closure cell, global, builtin, or _MISSING."""
+        if name in self.closure:
+            return self.closure[name]
+        globals_ = getattr(self.func, "__globals__", {})
+        if name in globals_:
+            return globals_[name]
+        return getattr(builtins, name, _MISSING)
+
+    def source_line(self, lineno: int) -> str:
+        import linecache
+
+        return linecache.getline(self.filename, lineno).strip()
+
+
+def closure_values(func: Callable) -> dict[str, Any]:
+    code = getattr(func, "__code__", None)
+    cells = getattr(func, "__closure__", None) or ()
+    values = {}
+    for name, cell in zip(code.co_freevars if code else (), cells):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the name is assigned later in the outer scope
+            continue
+    return values
+
+
+def parse_function(func: Callable) -> Parsed:
+    name = getattr(func, "__name__", repr(func))
+    if not inspect.isfunction(func):
+        raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
+    try:
+        lines, first_line = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    except (OSError, TypeError) as error:
+        raise SourceUnavailable(name, str(error)) from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = len(text) - len(text.lstrip()) - (len(dedented) - len(dedented.lstrip()))
+    try:
+        module = gast.parse(dedented)
+    except SyntaxError:
+        # A lambda inside a larger expression: its lines alone may not parse.
+        raise SourceUnavailable(name, "its source lines do not parse on their own") from None
+    node = _find_definition(module, func)
+    if node is None:
+        raise SourceUnavailable(name, "its definition was not found in its source lines")
+    for child in gast.walk(node):
+        if hasattr(child, "lineno"):
+            child.lineno += first_line - 1
+            if hasattr(child, "end_lineno") and child.end_lineno is not None:
+                child.end_lineno += first_line - 1
+            if hasattr(child, "col_offset") and child.col_offset is not None:
+                child.col_offset += indent
+    node.decorator_list = []
+    return Parsed(func, node, filename, first_line, indent, closure_values(func))
+
+
+def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | None:
+    name = func.__name__
+    for child in module.body:
+        if isinstance(child, gast.FunctionDef) and child.name == name:
+            return child
+    for child in gast.walk(module):
+        if isinstance(child, gast.FunctionDef) and child.name == name:
+            return child
+    if name == "<lambda>":
+        lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+        params = func.__code__.co_varnames[: func.__code__.co_argcount]
+        matching = [n for n in lambdas if tuple(a.id for a in n.args.args) == params]
+        if len(matching) == 1:
+            lam = matching[0]
+            ret = gast.Return(value=lam.body)
+            gast.copy_location(ret, lam.body)
+            fn = gast.FunctionDef(
+                name="lambda_", args=lam.args, body=[ret], decorator_list=[],
+                returns=None, type_comment=None, type_params=[],
+            )
+            return gast.copy_location(fn, lam)
+    return None

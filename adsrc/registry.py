@@ -1,0 +1,206 @@
+"""The rule registry: how adsrc knows the gradient of a primitive.
+
+A primitive is any callable (a NumPy function or ufunc, a ``math`` function, a
+user's own function). Its rule is one vector-Jacobian function per
+differentiable positional argument, written as a plain function of
+``(g, ans, *args, **kwargs)``: the incoming cotangent, the primal result and
+the primal arguments. It returns that argument's contribution, already reduced
+to the argument's shape. Arguments past the differentiable ones, and keyword
+arguments, are passed along but get no gradient (axis, shape, keepdims...).
+
+A vjp function may declare two optional faster forms, used when an AccThunk
+materializes many of its thunks at once:
+
+* ``fuse(calls)``: ``calls`` is a list of ``(args, kwargs)`` of thunks of this
+  same vjp; return their summed contribution computed as one batched
+  operation, or ``None`` when these calls cannot be batched;
+* ``add_into(buffer, *args, **kwargs)``: add the contribution into ``buffer``
+  (an array the accumulator owns) in place.
+
+Generated code names each vjp function after the primitive and the argument,
+e.g. ``matmul_da``, so the adjoint reads as math.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .thunks import unthunk, zero
+
+__all__ = [
+    "Rule",
+    "defvjp",
+    "register_adjoint",
+    "register_nondifferentiable",
+    "lookup",
+    "is_nondifferentiable",
+    "rules",
+]
+
+
+@dataclass
+class Rule:
+    """The adjoint of one primitive: its name and one vjp per differentiable argument."""
+
+    func: Callable[..., Any]
+    name: str
+    vjps: tuple[Callable[..., Any] | None, ...]
+    module: str = ""
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module}.{self.name}" if self.module else self.name
+
+
+_rules: dict[Any, Rule] = {}
+_nondifferentiable: set[Any] = set()
+
+
+def _key(func: Any) -> Any:
+    try:
+        hash(func)
+        return func
+    except TypeError:
+        return id(func)
+
+
+def _arg_names(fn: Callable, count: int) -> list[str]:
+    """The names a vjp function gives its primal arguments (after g and ans)."""
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    names = params[2 : 2 + count]
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+def _guard_zero(fn: Callable, name: str) -> Callable:
+    """Wrap a vjp so that a zero cotangent gives a zero contribution for free."""
+
+    def vjp(g, *args, **kwargs):
+        if g is zero:
+            return zero
+        return fn(g, *args, **kwargs)
+
+    vjp.__name__ = vjp.__qualname__ = name
+    vjp.__doc__ = fn.__doc__
+    vjp.__wrapped__ = fn
+    vjp.fuse = None
+    vjp.add_into = None
+    return vjp
+
+
+def _primitive_name(func: Any) -> tuple[str, str]:
+    name = getattr(func, "__name__", None) or type(func).__name__
+    module = getattr(func, "__module__", None) or ""
+    if module.startswith("numpy"):
+        module = "numpy" + (".linalg" if "linalg" in module else "")
+    return module, name
+
+
+def defvjp(
+    func: Any,
+    *vjps: Callable[..., Any] | None,
+    name: str | None = None,
+    fuse: dict[int, Callable] | None = None,
+    add_into: dict[int, Callable] | None = None,
+) -> Rule:
+    """Register the vjp functions of ``func``, one per differentiable argument.
+
+    ``None`` in ``vjps`` marks a positional argument with no gradient.
+    ``fuse`` and ``add_into`` map an argument position to that vjp's batched
+    or in-place form (see the module docstring).
+    """
+    module, default_name = _primitive_name(func)
+    prim = name or default_name
+    names = _arg_names(next((v for v in vjps if v is not None), lambda g, ans: 0), len(vjps))
+    wrapped: list[Callable | None] = []
+    for i, fn in enumerate(vjps):
+        if fn is None:
+            wrapped.append(None)
+            continue
+        vjp = _guard_zero(fn, f"{prim}_d{names[i]}")
+        vjp.fuse = (fuse or {}).get(i)
+        vjp.add_into = (add_into or {}).get(i)
+        wrapped.append(vjp)
+    rule = Rule(func=func, name=prim, vjps=tuple(wrapped), module=module)
+    _rules[_key(func)] = rule
+    _nondifferentiable.discard(_key(func))
+    return rule
+
+
+def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
+    """Register a gradient rule for ``func``; the public form of :func:`defvjp`.
+
+    Two spellings:
+
+    * ``register_adjoint(f, vjp_x, vjp_y)``: one ``vjp(g, ans, x, y)`` per
+      argument, each returning that argument's contribution;
+    * as a decorator, ``@register_adjoint(f)`` on ``rule(ans, g, x, y)`` that
+      returns one contribution (or ``adsrc.zero``) per argument, as a tuple.
+    """
+    if vjps:
+        return defvjp(func, *vjps, **forms)
+
+    def decorate(rule_fn: Callable[..., Sequence[Any]]) -> Callable:
+        params = [
+            p for p in inspect.signature(rule_fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        count = max(len(params) - 2, 1)
+
+        def per_arg(i: int) -> Callable:
+            def vjp(g, ans, *args, **kwargs):
+                contributions = rule_fn(ans, g, *args, **kwargs)
+                if not isinstance(contributions, (tuple, list)):
+                    contributions = (contributions,)
+                return unthunk(contributions[i])
+
+            vjp.__signature__ = inspect.Signature(
+                [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                 for n in ["g", "ans"] + [p.name for p in params[2:]]]
+            )
+            return vjp
+
+        defvjp(func, *(per_arg(i) for i in range(count)), **forms)
+        return rule_fn
+
+    return decorate
+
+
+def register_nondifferentiable(*funcs: Any) -> None:
+    """Mark functions whose output carries no gradient (np.argmax, len, comparisons)."""
+    for func in funcs:
+        _nondifferentiable.add(_key(func))
+        _rules.pop(_key(func), None)
+
+
+def lookup(func: Any) -> Rule | None:
+    """The rule registered for ``func``, or None."""
+    try:
+        return _rules.get(_key(func))
+    except TypeError:
+        return None
+
+
+def is_nondifferentiable(func: Any) -> bool:
+    try:
+        return _key(func) in _nondifferentiable
+    except TypeError:
+        return False
+
+
+def rules() -> list[Rule]:
+    """Every registered rule, for documentation and generated tests."""
+    return list(_rules.values())
+
+
+def nondifferentiable() -> list[Any]:
+    return list(_nondifferentiable)

@@ -1,0 +1,365 @@
+"""Reverse: turn an ANF function into its adjoint, a forward sweep plus a pullback.
+
+Input: an ANF FunctionDef (see anf.py) and its activity. Output: a FunctionDef
+``f_adjoint(*params)`` that runs the forward sweep and returns
+``(value, pullback)``; ``pullback(d_result)`` runs the backward sweep and
+returns the adjoints of the differentiated parameters.
+
+* Each active primitive ``t = op(a, b)`` is kept in the forward sweep and gets,
+  in the backward sweep, a block that starts with a comment naming the
+  original line, then one accumulation per active operand: lazily,
+  ``da = accumulate(da, Thunk(op_da, dt, t, a, b))``; eagerly,
+  ``da = da + op_da(dt, t, a, b)``.
+* Values the backward sweep needs are read straight from the forward sweep's
+  scope (a closure) when they are assigned once outside loops; any other is
+  pushed on ``tape`` right after the statement and popped in its block.
+* A branch saves its condition, a loop its iteration count; the backward sweep
+  replays branches and loops in reverse. ``break`` and ``continue`` need
+  nothing more because desugar made them end their blocks.
+* A call of a user function calls that function's own adjoint, and the
+  pullback it returns is saved like any other value.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gast
+
+from .activity import Activity
+from .anf import Prim
+from .desugar import call, const, name, store
+from .naming import Namer
+from .parse import Parsed
+
+
+class Comment:
+    """A comment line in generated code; its repr is the comment text."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def comment(text: str) -> gast.Expr:
+    return gast.Expr(value=gast.Constant(value=Comment(text), kind=None))
+
+
+def is_comment(stmt: gast.stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(getattr(stmt.value, "value", None), Comment)
+
+
+def assign(target: str | gast.expr, value: gast.expr) -> gast.Assign:
+    target_node = store(target) if isinstance(target, str) else target
+    return gast.Assign(targets=[target_node], value=value, type_comment=None)
+
+
+def names_tuple(names: list[str], ctx) -> gast.expr:
+    if len(names) == 1:
+        return gast.Name(id=names[0], ctx=ctx, annotation=None, type_comment=None)
+    return gast.Tuple(elts=[gast.Name(id=n, ctx=ctx, annotation=None, type_comment=None) for n in names], ctx=ctx)
+
+
+class Reverse:
+    def __init__(self, parsed: Parsed, namer: Namer, activity: Activity, eager: bool,
+                 wrt: list[str], runtime: dict[str, str], locals_: set[str]):
+        self.parsed = parsed
+        self.namer = namer
+        self.act = activity
+        self.eager = eager
+        self.wrt = wrt
+        self.rt = runtime  # runtime helper -> its name in the generated module
+        self.locals = locals_
+        self.adjoints: dict[str, str] = {}
+        self.tape: str | None = None
+        self.loop_depth = 0
+        self.vjp_names: dict[Any, str] = {}
+        self.header: list[str] = []
+
+    # -- names ------------------------------------------------------------
+    def adj(self, var: str) -> str:
+        if var not in self.adjoints:
+            self.adjoints[var] = self.namer.adjoint(var)
+        return self.adjoints[var]
+
+    def vjp_name(self, rule, index: int) -> str:
+        vjp = rule.vjps[index]
+        if vjp not in self.vjp_names:
+            label = self.namer.fresh(vjp.__name__)
+            self.vjp_names[vjp] = label
+            self.header.append(f"{label} = {self.rt['rule_vjp']}({rule.qualname!r}, {index})")
+        return self.vjp_names[vjp]
+
+    def tape_name(self) -> str:
+        if self.tape is None:
+            self.tape = self.namer.fresh("tape")
+        return self.tape
+
+    def push(self, names: list[str]) -> gast.stmt:
+        value = names_tuple(names, gast.Load())
+        return gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=name(self.tape_name()), attr="append", ctx=gast.Load()),
+            args=[value], keywords=[]))
+
+    def pop(self, names: list[str]) -> gast.stmt:
+        value = gast.Call(func=gast.Attribute(value=name(self.tape_name()), attr="pop", ctx=gast.Load()),
+                          args=[], keywords=[])
+        return assign(names_tuple(names, gast.Store()), value)
+
+    def line_comment(self, node: gast.AST) -> gast.stmt:
+        line = getattr(node, "lineno", None) or self.parsed.first_line
+        text = self.parsed.source_line(line)
+        end = getattr(node, "end_lineno", None)
+        if end and end > line:
+            text += " ..."
+        return comment(f"# line {line}: {text}")
+
+    def saved(self, needed: list[str]) -> list[str]:
+        """The needed values that must go on the tape (not stable, local)."""
+        out = []
+        for n in needed:
+            if n in self.locals and not self.act.stable(n) and n not in out:
+                out.append(n)
+        return out
+
+    # -- accumulation -----------------------------------------------------
+    def accumulate(self, var: str, contribution: gast.expr) -> gast.stmt:
+        d = self.adj(var)
+        if self.eager:
+            value = gast.BinOp(left=name(d), op=gast.Add(), right=contribution)
+        else:
+            value = call(self.rt["accumulate"], name(d), contribution)
+        return assign(d, value)
+
+    def rule_contribution(self, prim: Prim, index: int, target: str) -> gast.expr:
+        vjp = self.vjp_name(prim.rule, index)
+        args = [name(self.adj(target)), name(target)] + [_clone(a) for a in prim.args]
+        keywords = [gast.keyword(arg=k.arg, value=_clone(k.value)) for k in prim.keywords]
+        if self.eager:
+            return gast.Call(func=name(vjp), args=args, keywords=keywords)
+        return gast.Call(func=name(self.rt["Thunk"]), args=[name(vjp)] + args, keywords=keywords)
+
+    # -- statements -------------------------------------------------------
+    def block(self, stmts: list[gast.stmt]) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """Reverse a statement list; tape pushes of neighbouring statements share one tuple.
+
+        A push is delayed past the following statements until one of them
+        reassigns a pending name or control flow intervenes; the matching pop
+        then serves the backward blocks of the whole group.
+        """
+        fwd: list[gast.stmt] = []
+        bwd: list[gast.stmt] = []
+        group_fwd: list[gast.stmt] = []
+        group_bwd: list[gast.stmt] = []
+        pending: list[str] = []
+
+        def flush() -> None:
+            nonlocal group_fwd, group_bwd, pending, bwd
+            fwd.extend(group_fwd)
+            if pending:
+                fwd.append(self.push(pending))
+                at = 1 if group_bwd and is_comment(group_bwd[0]) else 0
+                group_bwd.insert(at, self.pop(pending))
+            bwd = group_bwd + bwd
+            group_fwd, group_bwd, pending = [], [], []
+
+        for stmt in stmts:
+            f, b, save = self.stmt(stmt)
+            simple = isinstance(stmt, gast.Assign)
+            assigned = {n.id for t in (stmt.targets if simple else []) for n in gast.walk(t)
+                        if isinstance(n, gast.Name)}
+            if not simple or assigned & set(pending):
+                flush()
+            group_fwd += f
+            group_bwd = b + group_bwd
+            pending += [n for n in save if n not in pending]
+            if not simple:
+                flush()
+        flush()
+        return fwd, _merge_comments(bwd)
+
+    def stmt(self, stmt: gast.stmt) -> tuple[list, list, list[str]]:
+        """Forward statements, backward statements, and the names to save on the tape."""
+        if isinstance(stmt, gast.Assign) and hasattr(stmt, "prim"):
+            target = stmt.targets[0].id
+            if self.act.active(target):
+                return self.primitive(stmt, target, stmt.prim)
+            return [stmt], [], []
+        if isinstance(stmt, gast.If):
+            return (*self.branch(stmt), [])
+        if isinstance(stmt, (gast.For, gast.While)):
+            return (*self.loop(stmt), [])
+        return [stmt], [], []
+
+    def primitive(self, stmt: gast.Assign, target: str, prim: Prim) -> tuple[list, list, list[str]]:
+        reads = [n.id for a in prim.args + [k.value for k in prim.keywords]
+                 for n in gast.walk(a) if isinstance(n, gast.Name)]
+        active_args = [i for i, a in enumerate(prim.args)
+                       if isinstance(a, gast.Name) and self.act.active(a.id)]
+        d = self.adj(target)
+        fwd: list[gast.stmt] = [stmt]
+        body: list[gast.stmt] = []
+        if prim.kind == "copy":
+            needed: list[str] = []
+            body += [self.accumulate(prim.args[0].id, name(d))]
+        elif prim.kind == "rule":
+            needed = reads + [target]
+            if not self.eager:
+                body.append(assign(d, call(self.rt["unthunk"], name(d))))
+            for i in active_args:
+                if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
+                    body.append(self.accumulate(prim.args[i].id, self.rule_contribution(prim, i, target)))
+        else:
+            pullback = self.namer.fresh(f"{target}_pullback")
+            needed = [pullback]
+            callee = self.namer.fresh(f"{prim.callee.__name__}_adjoint")
+            wrt = tuple(active_args)
+            self.header.append(
+                f"{callee} = {self.rt['adjoint_of']}({_source(prim.func)}, wrt={wrt!r}, eager={self.eager})")
+            stmt.targets = [gast.Tuple(elts=[store(target), store(pullback)], ctx=gast.Store())]
+            stmt.value = gast.Call(func=name(callee), args=prim.args, keywords=prim.keywords)
+            self.locals.add(pullback)
+            self.act.sites[pullback] = 1
+            if self.loop_depth:
+                self.act.in_loop.add(pullback)
+            if not self.eager:
+                body.append(assign(d, call(self.rt["unthunk"], name(d))))
+            parts = [self.namer.fresh(f"{self.adj(prim.args[i].id)}_{prim.callee.__name__}") for i in active_args]
+            if parts:
+                body.append(assign(gast.Tuple(elts=[store(p) for p in parts], ctx=gast.Store()),
+                                   gast.Call(func=name(pullback), args=[name(d)], keywords=[])))
+                body += [self.accumulate(prim.args[i].id, name(p)) for i, p in zip(active_args, parts)]
+        if not self.act.stable(target):
+            body.append(assign(d, name(self.rt["zero"])))
+        return fwd, [self.line_comment(stmt)] + body, self.saved(needed)
+
+    def branch(self, stmt: gast.If) -> tuple[list, list]:
+        body_f, body_b = self.block(stmt.body)
+        else_f, else_b = self.block(stmt.orelse)
+        if not body_b and not else_b:
+            stmt.body, stmt.orelse = body_f or [gast.Pass()], else_f
+            return [stmt], []
+        cond = self.namer.fresh("cond")
+        fwd = [gast.copy_location(assign(cond, stmt.test), stmt),
+               gast.copy_location(gast.If(test=name(cond), body=body_f or [gast.Pass()], orelse=else_f), stmt)]
+        if body_b:
+            bwd_if = gast.If(test=name(cond), body=body_b, orelse=else_b)
+        else:
+            bwd_if = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=name(cond)), body=else_b, orelse=[])
+        bwd: list[gast.stmt] = [bwd_if]
+        if self.loop_depth:
+            # Saved at the end of every path through the branch, before any
+            # break or continue, so it is the first thing the backward pops.
+            _append_to_paths(fwd[1].body, self.push([cond]))
+            _append_to_paths(fwd[1].orelse, self.push([cond]))
+            bwd.insert(0, self.pop([cond]))
+        return fwd, bwd
+
+    def loop(self, stmt: gast.For | gast.While) -> tuple[list, list]:
+        self.loop_depth += 1
+        body_f, body_b = self.block(stmt.body)
+        self.loop_depth -= 1
+        if not body_b:
+            stmt.body = body_f
+            return [stmt], []
+        hint = f"n_{stmt.target.id}" if isinstance(stmt, gast.For) else "n_iterations"
+        count = self.namer.fresh(hint)
+        increment = gast.AugAssign(target=store(count), op=gast.Add(), value=const(1))
+        stmt.body = [increment] + body_f
+        fwd = [assign(count, const(0)), stmt]
+        loop_var = self.namer.fresh("_")
+        bwd: list[gast.stmt] = [gast.For(target=store(loop_var), iter=call("range", name(count)),
+                                         body=body_b, orelse=[], type_comment=None)]
+        if self.loop_depth:
+            fwd.append(self.push([count]))
+            bwd.insert(0, self.pop([count]))
+        return fwd, bwd
+
+    # -- the whole function -----------------------------------------------
+    def function(self, node: gast.FunctionDef, adjoint_name: str) -> gast.FunctionDef:
+        ret = node.body[-1]
+        body_f, body_b = self.block(node.body[:-1])
+        result = ret.value
+        if isinstance(result, gast.Name) and self.act.active(result.id):
+            seed = self.adj(result.id)
+        else:
+            seed = self.namer.fresh("dresult")
+        params = [a.id for a in node.args.args]
+        outputs = [self.adj(p) if self.act.active(p) else None for p in self.wrt]
+        inits = [assign(d, name(self.rt["zero"])) for var, d in self.adjoints.items() if d != seed]
+        returned = gast.Tuple(elts=[name(o) if o else name(self.rt["zero"]) for o in outputs], ctx=gast.Load())
+        pullback_name = self.namer.fresh("pullback")
+        pullback = gast.FunctionDef(
+            name=pullback_name,
+            args=_arguments([seed]),
+            body=inits + body_b + [gast.Return(value=returned)],
+            decorator_list=[], returns=None, type_comment=None, type_params=[],
+        )
+        tape_init = [assign(self.tape, gast.List(elts=[], ctx=gast.Load()))] if self.tape else []
+        final = gast.Return(value=gast.Tuple(elts=[result, name(pullback_name)], ctx=gast.Load()))
+        return gast.FunctionDef(
+            name=adjoint_name, args=_arguments(params),
+            body=tape_init + body_f + [pullback, final],
+            decorator_list=[], returns=None, type_comment=None, type_params=[],
+        )
+
+
+def _arguments(params: list[str]) -> gast.arguments:
+    return gast.arguments(
+        args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None) for p in params],
+        posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
+    )
+
+
+def _clone(node: gast.expr) -> gast.expr:
+    return copy.deepcopy(node)
+
+
+def _source(node: gast.AST) -> str:
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_source(node.value)}.{node.attr}"
+    raise TypeError(node)
+
+
+def _append_to_paths(block: list[gast.stmt], stmt: gast.stmt) -> None:
+    """Put ``stmt`` at the end of every path through ``block``, before its jump if it has one."""
+    last = block[-1] if block else None
+    if isinstance(last, (gast.Break, gast.Continue, gast.Return)):
+        block.insert(len(block) - 1, copy.deepcopy(stmt))
+    elif isinstance(last, gast.If) and _jumps(last):
+        _append_to_paths(last.body, stmt)
+        _append_to_paths(last.orelse, stmt)
+    elif isinstance(last, gast.Pass) and len(block) == 1:
+        block[0] = copy.deepcopy(stmt)
+    else:
+        block.append(copy.deepcopy(stmt))
+
+
+def _jumps(node: gast.AST) -> bool:
+    """True if a break, continue or return may leave this if statement's branches."""
+    for stmt in node.body + node.orelse:
+        if isinstance(stmt, (gast.Break, gast.Continue, gast.Return)):
+            return True
+        if isinstance(stmt, gast.If) and _jumps(stmt):
+            return True
+    return False
+
+
+def _merge_comments(stmts: list[gast.stmt]) -> list[gast.stmt]:
+    """Drop a line comment that repeats the previous one in the same run of simple statements."""
+    out: list[gast.stmt] = []
+    last = None
+    for stmt in stmts:
+        if is_comment(stmt):
+            text = stmt.value.value.text
+            if text == last:
+                continue
+            last = text
+        elif isinstance(stmt, (gast.If, gast.For, gast.While)):
+            last = None
+        out.append(stmt)
+    return out

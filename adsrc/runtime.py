@@ -1,0 +1,43 @@
+"""What generated adjoint modules import: thunks, rule lookup and callee adjoints.
+
+Everything here is referenced by name from generated code, so a printed
+adjoint module can be run on its own (``from adsrc.runtime import ...``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import registry
+from .thunks import AccThunk, Thunk, accumulate, unthunk, zero
+
+__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "rule_vjp", "adjoint_of"]
+
+
+def rule_vjp(qualname: str, index: int) -> Callable:
+    """The vjp function registered for argument ``index`` of the primitive ``qualname``."""
+    for rule in registry.rules():
+        if rule.qualname == qualname:
+            return rule.vjps[index]
+    raise LookupError(f"no gradient rule named {qualname}")
+
+
+class adjoint_of:  # noqa: N801 - reads as a function in generated code
+    """The adjoint of a user function called from generated code, compiled on first use.
+
+    Calling it returns ``(value, pullback)`` like any generated adjoint.
+    Compiling lazily is what makes recursion work: a function's adjoint can
+    call its own adjoint.
+    """
+
+    __slots__ = ("func", "wrt", "eager")
+
+    def __init__(self, func: Callable, wrt: tuple[int, ...], eager: bool):
+        self.func, self.wrt, self.eager = func, wrt, eager
+
+    def __call__(self, *args: Any) -> tuple[Any, Callable]:
+        from .compiler import get_adjoint
+
+        return get_adjoint(self.func, self.wrt, self.eager).function(*args)
+
+    def __repr__(self) -> str:
+        return f"adjoint_of({getattr(self.func, '__name__', self.func)}, wrt={self.wrt}, eager={self.eager})"

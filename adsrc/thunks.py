@@ -1,0 +1,296 @@
+"""Lazy gradient contributions: Thunk, AccThunk and the zero tangent.
+
+A rule's contribution to an input's gradient is a :class:`Thunk`: the rule
+function and its arguments, held as data rather than as a closure, so that it
+is cheap to build, can be inspected in a debugger, and can be fused with its
+siblings later. A variable that receives several contributions holds one flat
+:class:`AccThunk`. Accumulating appends to its list; merging two concatenates
+them; it never holds another AccThunk, so its depth is 1 however many
+contributions arrive, and materializing it never recurses.
+
+Materializing an AccThunk is where laziness pays:
+
+* contributions made by the same rule whose rule declares a batched ``fuse``
+  form are computed as one operation (512 outer products become one GEMM);
+* a rule that declares ``add_into`` adds straight into the accumulator's buffer
+  (a row scattered into a matrix costs a row, not a matrix);
+* every other contribution is added in place into one buffer that the
+  accumulator allocated itself, never into an array that a user passed or a
+  rule returned, since those may alias the user's data;
+* past ``config.max_pending`` contributions or ``config.max_pending_bytes``
+  pending bytes, the accumulator compacts what it holds into its buffer, which
+  bounds memory in long loops.
+
+Fusion may change the order in which contributions are summed, so lazy and
+eager gradients agree to rounding (allclose), not always bit for bit.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .config import config
+
+__all__ = ["ZeroTangent", "zero", "Thunk", "AccThunk", "unthunk", "accumulate"]
+
+
+class ZeroTangent:
+    """The gradient of something that received no contribution: an exact, free zero.
+
+    It absorbs arithmetic (``zero + g is g``, ``zero * g is zero``) so that
+    eager adjoint code can use plain operators. NumPy defers to it
+    (``__array_ufunc__ = None``), so ``array + zero`` returns the array itself.
+    """
+
+    __slots__ = ()
+    __array_ufunc__ = None
+    _instance: "ZeroTangent | None" = None
+
+    def __new__(cls) -> "ZeroTangent":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "zero"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self):
+        return (ZeroTangent, ())
+
+    def __add__(self, other: Any) -> Any:
+        return other
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Any:
+        return zero if other is zero else -other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other
+
+    def __mul__(self, other: Any) -> "ZeroTangent":
+        return self
+
+    __rmul__ = __truediv__ = __matmul__ = __rmatmul__ = __mul__
+
+    def __neg__(self) -> "ZeroTangent":
+        return self
+
+
+zero = ZeroTangent()
+
+
+class Thunk:
+    """A deferred contribution ``fn(*args, **kwargs)``.
+
+    By convention ``args[0]`` is the incoming cotangent; a thunk whose
+    cotangent is ``zero`` contributes nothing and is dropped on accumulation.
+    ``origin`` is the original ``file:line`` that produced it, for errors.
+    """
+
+    __slots__ = ("fn", "args", "kwargs", "origin")
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.origin: str | None = None
+
+    def materialize(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
+
+    @property
+    def kind(self) -> str:
+        return getattr(self.fn, "__name__", repr(self.fn))
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(_describe(a) for a in self.args)
+        where = f" from {self.origin}" if self.origin else ""
+        return f"Thunk({self.kind}({shapes}){where})"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}{list(value.shape)}"
+    if isinstance(value, (float, int, np.generic)):
+        return type(value).__name__
+    return type(value).__name__
+
+
+def _is_small(value: Any) -> bool:
+    """True for values too small for laziness to pay: Python and NumPy scalars."""
+    if isinstance(value, np.ndarray):
+        return value.size <= config.small_size
+    return isinstance(value, (float, int, complex, np.generic))
+
+
+def _nbytes(value: Any) -> int:
+    return value.nbytes if isinstance(value, np.ndarray) else 8
+
+
+class AccThunk:
+    """A flat list of pending contributions to one variable, plus an owned buffer.
+
+    ``pending`` holds Thunks and already materialized values; ``buffer`` holds
+    the sum of everything compacted so far (an array this accumulator
+    allocated itself, or a scalar). It never contains another AccThunk.
+    """
+
+    __slots__ = ("pending", "buffer", "pending_bytes")
+
+    def __init__(self) -> None:
+        self.pending: list[Any] = []
+        self.buffer: Any = None
+        self.pending_bytes = 0
+
+    def add(self, contribution: Any) -> None:
+        """Append one contribution, splicing another AccThunk's items in flat."""
+        if type(contribution) is AccThunk:
+            for item in contribution.pending:
+                self.add(item)
+            if contribution.buffer is not None:
+                self.add(contribution.buffer)
+            return
+        if contribution is zero:
+            return
+        if type(contribution) is Thunk:
+            if contribution.args and contribution.args[0] is zero:
+                return
+            self.pending_bytes += _nbytes(contribution.args[0]) if contribution.args else 8
+        else:
+            self.pending_bytes += _nbytes(contribution)
+        self.pending.append(contribution)
+        if len(self.pending) > config.max_pending or self.pending_bytes > config.max_pending_bytes:
+            self.compact()
+
+    def compact(self) -> None:
+        """Materialize everything pending into the owned buffer."""
+        pending, self.pending, self.pending_bytes = self.pending, [], 0
+        values: list[Any] = []
+        groups: dict[Callable, list[Thunk]] = {}
+        for item in pending:
+            if type(item) is Thunk and (
+                getattr(item.fn, "fuse", None) is not None
+                or getattr(item.fn, "add_into", None) is not None
+            ):
+                groups.setdefault(item.fn, []).append(item)
+            elif type(item) is Thunk:
+                values.append(_materialize(item))
+            else:
+                values.append(item)
+        for fn, thunks in groups.items():
+            fuse = getattr(fn, "fuse", None)
+            if fuse is not None and len(thunks) > 1:
+                fused = _run(thunks, lambda: fuse([(t.args, t.kwargs) for t in thunks]))
+                if fused is not None:
+                    values.append(fused)
+                    continue
+            add_into = getattr(fn, "add_into", None)
+            if add_into is not None and len(thunks) > 1:
+                first, rest = thunks[0], thunks[1:]
+                self._add_value(_materialize(first))
+                if isinstance(self.buffer, np.ndarray):
+                    for t in rest:
+                        _run([t], lambda t=t: add_into(self.buffer, *t.args, **t.kwargs))
+                    continue
+                thunks = rest
+            values.extend(_materialize(t) for t in thunks)
+        for value in values:
+            self._add_value(value)
+
+    def _add_value(self, value: Any) -> None:
+        if value is zero:
+            return
+        buffer = self.buffer
+        if buffer is None:
+            # Own the buffer: a rule's result may alias the user's data.
+            self.buffer = np.array(value) if isinstance(value, np.ndarray) else value
+        elif isinstance(buffer, np.ndarray) and buffer.shape == np.shape(value):
+            dtype = np.result_type(buffer, value)
+            if dtype != buffer.dtype:
+                self.buffer = buffer = buffer.astype(dtype)
+            np.add(buffer, value, out=buffer)
+        else:
+            self.buffer = buffer + value
+
+    def materialize(self) -> Any:
+        if self.pending:
+            self.compact()
+        return zero if self.buffer is None else self.buffer
+
+    def __len__(self) -> int:
+        return len(self.pending)
+
+    def __repr__(self) -> str:
+        kinds: dict[str, int] = {}
+        for item in self.pending:
+            name = item.kind if type(item) is Thunk else "value"
+            kinds[name] = kinds.get(name, 0) + 1
+        parts = ", ".join(f"{k} x{n}" for k, n in kinds.items())
+        held = "" if self.buffer is None else f", buffer {_describe(self.buffer)}"
+        return f"AccThunk({len(self.pending)} pending: {parts}{held})"
+
+
+def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
+    """Run a materialization, naming the original lines if it fails."""
+    try:
+        return compute()
+    except Exception as error:  # re-raised with provenance, same type where possible
+        origins = sorted({t.origin for t in thunks if t.origin})
+        if not origins:
+            raise
+        note = (
+            f"while materializing the gradient contribution from {', '.join(origins)}; "
+            f"set adsrc.config.eager_unthunk = True (or ADSRC_EAGER_UNTHUNK=1) to raise "
+            f"at the accumulation statement itself"
+        )
+        error.add_note(note)
+        raise
+
+
+def _materialize(thunk: Thunk) -> Any:
+    return _run([thunk], thunk.materialize)
+
+
+def unthunk(value: Any) -> Any:
+    """Materialize a Thunk or AccThunk; other values are returned as they are."""
+    kind = type(value)
+    if kind is AccThunk:
+        return value.materialize()
+    if kind is Thunk:
+        return _materialize(value)
+    return value
+
+
+def accumulate(total: Any, contribution: Any) -> Any:
+    """Add a contribution to a running gradient, lazily.
+
+    A first contribution is returned bare (no holder); small contributions are
+    added at once; otherwise the result is one flat AccThunk.
+    """
+    kind = type(contribution)
+    if kind is Thunk:
+        if contribution.args and contribution.args[0] is zero:
+            return total
+        if _is_small(contribution.args[0]) and total is not zero and type(total) is not AccThunk:
+            contribution = _materialize(contribution)
+            kind = type(contribution)
+    elif contribution is zero:
+        return total
+    if total is zero:
+        return contribution
+    kind_total = type(total)
+    if kind_total is AccThunk:
+        total.add(contribution)
+        return total
+    if kind is not Thunk and kind is not AccThunk and kind_total is not Thunk:
+        if _is_small(total) and _is_small(contribution):
+            return total + contribution
+    acc = AccThunk()
+    acc.add(total)
+    acc.add(contribution)
+    return acc
