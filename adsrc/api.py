@@ -17,7 +17,7 @@ import numpy as np
 
 from .compiler import Adjoint, get_adjoint
 from .config import resolve_eager
-from .errors import InvalidArgument, NonScalarOutput
+from .errors import InvalidArgument, NonScalarOutput, SourceUnavailable
 from .thunks import unthunk, zero
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -25,11 +25,10 @@ Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 def _positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     """Parameter positions for ``wrt``, and whether the caller asked for a tuple."""
-    try:
-        params = [p for p in inspect.signature(func).parameters.values()]
-    except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params]
+    if not inspect.isfunction(func):
+        name = getattr(func, "__name__", repr(func))
+        raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
+    names = list(inspect.signature(func).parameters)
     many = isinstance(wrt, (tuple, list))
     out = []
     for item in (wrt if many else (wrt,)):
@@ -94,9 +93,10 @@ def _adjoint(func: Callable, wrt: tuple[int, ...], eager: bool | None) -> Adjoin
     return get_adjoint(func, wrt, resolve_eager(eager))
 
 
-def _seed(value: Any, name: str) -> Any:
+def _seed(value: Any, func: Callable) -> Any:
     if np.ndim(value) != 0:
-        raise NonScalarOutput(name, np.shape(value))
+        code = func.__code__
+        raise NonScalarOutput(func.__name__, np.shape(value), f"{code.co_filename}:{code.co_firstlineno}")
     dtype = getattr(value, "dtype", None)
     if dtype is not None and dtype.kind == "f":
         return dtype.type(1)
@@ -113,7 +113,7 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
         _check_differentiable(func, values, positions)
         adjoint = _adjoint(func, positions, eager)
         value, pullback = adjoint.function(*values)
-        grads = pullback(_seed(value, func.__name__))
+        grads = pullback(_seed(value, func))
         finished = tuple(_finish(g, values[i], tuple(values)) for g, i in zip(grads, positions))
         return value, (finished if many else finished[0])
 

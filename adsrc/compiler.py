@@ -124,8 +124,8 @@ def get_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool) -> Adjoint:
         entries = _cache.get(func)
     except TypeError:
         entries = None
-    key = (func.__code__, wrt, eager)
-    closure = closure_values(func) if func.__closure__ else {}
+    key = (getattr(func, "__code__", None), wrt, eager)
+    closure = closure_values(func) if getattr(func, "__closure__", None) else {}
     if entries is not None:
         adjoint = entries.get(key)
         if adjoint is not None and adjoint.current(func, closure):

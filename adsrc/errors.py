@@ -43,10 +43,11 @@ class NoGradientRule(AdsrcError):
 class NonScalarOutput(AdsrcError):
     """grad was asked for the gradient of a function whose value is not a scalar."""
 
-    def __init__(self, name: str, shape: tuple):
+    def __init__(self, name: str, shape: tuple, where: str = ""):
         self.shape = shape
+        place = f"{where}: " if where else ""
         super().__init__(
-            f"{name} returned a value of shape {shape}; grad needs a scalar output. "
+            f"{place}{name} returned a value of shape {shape}; grad needs a scalar output. "
             f"Use adsrc.vjp({name}, *args) and call the pullback with a cotangent "
             f"of that shape instead"
         )
@@ -55,9 +56,10 @@ class NonScalarOutput(AdsrcError):
 class SourceUnavailable(AdsrcError):
     """The function's Python source cannot be read (a builtin, a REPL function, ...)."""
 
-    def __init__(self, name: str, reason: str):
+    def __init__(self, name: str, reason: str, where: str = ""):
+        place = f"{where}: " if where else ""
         super().__init__(
-            f"cannot read the source of {name}: {reason}. adsrc transforms Python "
+            f"{place}cannot read the source of {name}: {reason}. adsrc transforms Python "
             f"source, so define the function in a file (or register an adjoint rule "
             f"for it with adsrc.register_adjoint)"
         )

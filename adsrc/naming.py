@@ -75,7 +75,7 @@ def hint_for(node: gast.AST) -> str:
     if isinstance(node, gast.Call):
         func = node.func
         fname = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "call")
-        if isinstance(func, gast.Attribute) and _word(func.value) and not _is_module_like(func.value):
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and not _is_module_like(func.value):
             full = f"{_word(func.value)}_{fname}"
         else:
             arg = _word(node.args[0]) if node.args else None

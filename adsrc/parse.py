@@ -75,7 +75,8 @@ def parse_function(func: Callable) -> Parsed:
         lines, first_line = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or func.__code__.co_filename
     except (OSError, TypeError) as error:
-        raise SourceUnavailable(name, str(error)) from None
+        code = func.__code__
+        raise SourceUnavailable(name, str(error), f"{code.co_filename}:{code.co_firstlineno}") from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(text) - len(text.lstrip()) - (len(dedented) - len(dedented.lstrip()))

@@ -32,7 +32,7 @@ import numpy as np
 
 from .config import config
 
-__all__ = ["ZeroTangent", "zero", "Thunk", "AccThunk", "unthunk", "accumulate"]
+__all__ = ["ZeroTangent", "zero", "Thunk", "AccThunk", "unthunk", "accumulate", "depth"]
 
 
 class ZeroTangent:
@@ -294,3 +294,21 @@ def accumulate(total: Any, contribution: Any) -> Any:
     acc.add(total)
     acc.add(contribution)
     return acc
+
+
+def depth(value: Any) -> int:
+    """How deeply thunks nest in ``value``: 0 for a plain value, 1 for a Thunk of
+    plain values or a flat AccThunk of such Thunks; an AccThunk adds no level.
+
+    Iterative, so that it can itself measure a pathological nesting.
+    """
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        kind = type(item)
+        if kind is AccThunk:
+            stack.extend((p, level) for p in item.pending)
+        elif kind is Thunk:
+            stack.extend((a, level + 1) for a in item.args)
+            deepest = max(deepest, level + 1)
+    return deepest

@@ -1,0 +1,24 @@
+"""One weight matrix used 512 times in a loop: the case lazy accumulation is for.
+
+Every step sends an outer product back to W. adsrc keeps the 512 contributions
+pending in one flat AccThunk and materializes them as a single matrix
+product. The gradient's first row is 512 and every other entry is 0.
+"""
+import numpy as np
+
+import adsrc
+
+
+def f(W, x):
+    return sum((W @ xi)[0] for xi in x)
+
+
+if __name__ == "__main__":
+    W = np.ones((10, 10))
+    x = [np.ones(10) for _ in range(512)]
+    dW = adsrc.grad(f)(W, x)
+    print("dW =")
+    print(dW)
+    assert np.all(dW[0] == 512) and np.all(dW[1:] == 0)
+    print()
+    print(adsrc.adjoint_source(f))
