@@ -68,6 +68,10 @@ class ANF:
         self.locals = locals_
         self.out: list[gast.stmt] = []
         self.line: gast.AST | None = None
+        # Temporaries read exactly once, by the statement right after their
+        # definitions: each gets one contribution per definition, so the
+        # backward sweep computes it at once instead of deferring it.
+        self.single_use: set[str] = set()
 
     # -- plumbing ---------------------------------------------------------
     @contextlib.contextmanager
@@ -194,6 +198,7 @@ class ANF:
             value, prim = self.primitive(node)
             tmp = self.namer.fresh(hint_for(value))
             self.emit(tmp, value, prim)
+        self.single_use.add(tmp)
         return name(tmp)
 
     def atomic(self, node: gast.expr) -> bool:
@@ -221,6 +226,7 @@ class ANF:
         reads = {n.id for a in prim.args for n in gast.walk(a) if isinstance(n, gast.Name)}
         if target in reads:
             fresh = self.namer.fresh(f"{target}_next")
+            self.single_use.add(fresh)
             self.emit(fresh, value, prim)
             self.emit(target, name(fresh), Prim("copy", [name(fresh)]))
         else:
@@ -348,4 +354,5 @@ def local_names(node: gast.FunctionDef) -> set[str]:
 def to_anf(parsed: Parsed, node: gast.FunctionDef, namer: Namer, activity: Activity) -> gast.FunctionDef:
     anf = ANF(parsed, namer, activity, local_names(node))
     node.body = anf.block(node.body)
+    node.single_use = anf.single_use
     return node

@@ -77,6 +77,8 @@ class Reverse:
         self.loop_depth = 0
         self.vjp_names: dict[Any, str] = {}
         self.header: list[str] = []
+        self.single_use: set[str] = set()
+        self.loop_assigned: list[set[str]] = []
 
     # -- names ------------------------------------------------------------
     def adj(self, var: str) -> str:
@@ -126,20 +128,27 @@ class Reverse:
 
     # -- accumulation -----------------------------------------------------
     def accumulate(self, var: str, contribution: gast.expr) -> gast.stmt:
+        """``dvar += contribution``, lazily or eagerly; a single-use temporary is just assigned."""
         d = self.adj(var)
+        if var in self.single_use:
+            return assign(d, contribution)
         if self.eager:
             value = gast.BinOp(left=name(d), op=gast.Add(), right=contribution)
         else:
             value = call(self.rt["accumulate"], name(d), contribution)
         return assign(d, value)
 
-    def rule_contribution(self, prim: Prim, index: int, target: str) -> gast.expr:
+    def rule_contribution(self, prim: Prim, index: int, target: str, lazy: bool) -> gast.expr:
         vjp = self.vjp_name(prim.rule, index)
         args = [name(self.adj(target)), name(target)] + [_clone(a) for a in prim.args]
         keywords = [gast.keyword(arg=k.arg, value=_clone(k.value)) for k in prim.keywords]
-        if self.eager:
+        if not lazy:
             return gast.Call(func=name(vjp), args=args, keywords=keywords)
         return gast.Call(func=name(self.rt["Thunk"]), args=[name(vjp)] + args, keywords=keywords)
+
+    def materialized(self, var: str) -> bool:
+        """True where the adjoint of ``var`` is never a thunk when its definition is reached."""
+        return self.eager or var in self.single_use
 
     # -- statements -------------------------------------------------------
     def block(self, stmts: list[gast.stmt]) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -203,14 +212,22 @@ class Reverse:
         body: list[gast.stmt] = []
         if prim.kind == "copy":
             needed: list[str] = []
-            body += [self.accumulate(prim.args[0].id, name(d))]
+            source = prim.args[0].id
+            dvalue = name(d)
+            if source in self.single_use and not self.materialized(target):
+                dvalue = call(self.rt["unthunk"], dvalue)
+            body += [self.accumulate(source, dvalue)]
         elif prim.kind == "rule":
             needed = reads + [target]
-            if not self.eager:
+            if not self.materialized(target):
                 body.append(assign(d, call(self.rt["unthunk"], name(d))))
             for i in active_args:
+                arg = prim.args[i].id
                 if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
-                    body.append(self.accumulate(prim.args[i].id, self.rule_contribution(prim, i, target)))
+                    lazy = not self.eager and arg not in self.single_use and not self.loop_variant(arg)
+                    body.append(self.accumulate(arg, self.rule_contribution(prim, i, target, lazy)))
+                elif arg in self.single_use:
+                    body.append(assign(self.adj(arg), name(self.rt["zero"])))
         else:
             pullback = self.namer.fresh(f"{target}_pullback")
             needed = [pullback]
@@ -224,14 +241,19 @@ class Reverse:
             self.act.sites[pullback] = 1
             if self.loop_depth:
                 self.act.in_loop.add(pullback)
-            if not self.eager:
+            if not self.materialized(target):
                 body.append(assign(d, call(self.rt["unthunk"], name(d))))
             parts = [self.namer.fresh(f"{self.adj(prim.args[i].id)}_{prim.callee.__name__}") for i in active_args]
             if parts:
                 body.append(assign(gast.Tuple(elts=[store(p) for p in parts], ctx=gast.Store()),
                                    gast.Call(func=name(pullback), args=[name(d)], keywords=[])))
-                body += [self.accumulate(prim.args[i].id, name(p)) for i, p in zip(active_args, parts)]
-        if not self.act.stable(target):
+                for i, part in zip(active_args, parts):
+                    arg = prim.args[i].id
+                    value = name(part)
+                    if arg in self.single_use and not self.eager:
+                        value = call(self.rt["unthunk"], value)
+                    body.append(self.accumulate(arg, value))
+        if not self.act.stable(target) and target not in self.single_use:
             body.append(assign(d, name(self.rt["zero"])))
         return fwd, [self.line_comment(stmt)] + body, self.saved(needed)
 
@@ -257,9 +279,22 @@ class Reverse:
             bwd.insert(0, self.pop([cond]))
         return fwd, bwd
 
+    def loop_variant(self, var: str) -> bool:
+        """True if ``var`` is reassigned in the innermost loop around the current statement.
+
+        Such a variable gets a contribution or two per iteration and is read
+        in the same iteration of the backward sweep, so deferring them cannot
+        pay; contributions to loop-invariant variables (a weight used in every
+        iteration) are the ones worth keeping as thunks.
+        """
+        return bool(self.loop_assigned) and var in self.loop_assigned[-1]
+
     def loop(self, stmt: gast.For | gast.While) -> tuple[list, list]:
         self.loop_depth += 1
+        assigned = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.loop_assigned.append(assigned)
         body_f, body_b = self.block(stmt.body)
+        self.loop_assigned.pop()
         self.loop_depth -= 1
         if not body_b:
             stmt.body = body_f
@@ -279,6 +314,7 @@ class Reverse:
 
     # -- the whole function -----------------------------------------------
     def function(self, node: gast.FunctionDef, adjoint_name: str) -> gast.FunctionDef:
+        self.single_use = getattr(node, "single_use", set())
         ret = node.body[-1]
         body_f, body_b = self.block(node.body[:-1])
         result = ret.value
@@ -288,7 +324,8 @@ class Reverse:
             seed = self.namer.fresh("dresult")
         params = [a.id for a in node.args.args]
         outputs = [self.adj(p) if self.act.active(p) else None for p in self.wrt]
-        inits = [assign(d, name(self.rt["zero"])) for var, d in self.adjoints.items() if d != seed]
+        inits = [assign(d, name(self.rt["zero"])) for var, d in self.adjoints.items()
+                 if d != seed and var not in self.single_use]
         returned = gast.Tuple(elts=[name(o) if o else name(self.rt["zero"]) for o in outputs], ctx=gast.Load())
         pullback_name = self.namer.fresh("pullback")
         pullback = gast.FunctionDef(

@@ -97,11 +97,17 @@ class Thunk:
     def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
         self.fn = fn
         self.args = args
-        self.kwargs = kwargs
+        self.kwargs = kwargs or None
         self.origin: str | None = None
 
     def materialize(self) -> Any:
-        return self.fn(*self.args, **self.kwargs)
+        try:
+            if self.kwargs is None:
+                return self.fn(*self.args)
+            return self.fn(*self.args, **self.kwargs)
+        except Exception as error:
+            _explain(error, [self])
+            raise
 
     @property
     def kind(self) -> str:
@@ -185,7 +191,7 @@ class AccThunk:
         for fn, thunks in groups.items():
             fuse = getattr(fn, "fuse", None)
             if fuse is not None and len(thunks) > 1:
-                fused = _run(thunks, lambda: fuse([(t.args, t.kwargs) for t in thunks]))
+                fused = _run(thunks, lambda: fuse([(t.args, t.kwargs or {}) for t in thunks]))
                 if fused is not None:
                     values.append(fused)
                     continue
@@ -195,7 +201,7 @@ class AccThunk:
                 self._add_value(_materialize(first))
                 if isinstance(self.buffer, np.ndarray):
                     for t in rest:
-                        _run([t], lambda t=t: add_into(self.buffer, *t.args, **t.kwargs))
+                        _run([t], lambda t=t: add_into(self.buffer, *t.args, **(t.kwargs or {})))
                     continue
                 thunks = rest
             values.extend(_materialize(t) for t in thunks)
@@ -235,25 +241,29 @@ class AccThunk:
         return f"AccThunk({len(self.pending)} pending: {parts}{held})"
 
 
-def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
-    """Run a materialization, naming the original lines if it fails."""
-    try:
-        return compute()
-    except Exception as error:  # re-raised with provenance, same type where possible
-        origins = sorted({t.origin for t in thunks if t.origin})
-        if not origins:
-            raise
-        note = (
+def _explain(error: Exception, thunks: list[Thunk]) -> None:
+    """Add the original lines of failing contributions to an exception, once."""
+    origins = sorted({t.origin for t in thunks if t.origin})
+    if origins and not getattr(error, "_adsrc_explained", False):
+        error._adsrc_explained = True
+        error.add_note(
             f"while materializing the gradient contribution from {', '.join(origins)}; "
             f"set adsrc.config.eager_unthunk = True (or ADSRC_EAGER_UNTHUNK=1) to raise "
             f"at the accumulation statement itself"
         )
-        error.add_note(note)
+
+
+def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
+    """Run a batched materialization, naming the original lines if it fails."""
+    try:
+        return compute()
+    except Exception as error:
+        _explain(error, thunks)
         raise
 
 
 def _materialize(thunk: Thunk) -> Any:
-    return _run([thunk], thunk.materialize)
+    return thunk.materialize()
 
 
 def unthunk(value: Any) -> Any:
