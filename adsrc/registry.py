@@ -204,3 +204,27 @@ def rules() -> list[Rule]:
 
 def nondifferentiable() -> list[Any]:
     return list(_nondifferentiable)
+
+
+# Array methods and attributes (``x.sum(axis=0)``, ``x.T``) are calls of a
+# primitive with the object as first argument: ``np.sum(x, axis=0)``.
+_methods: dict[str, Any] = {}
+_attributes: dict[str, Any] = {}
+
+
+def defmethod(name: str, func: Any) -> None:
+    """``obj.name(*args, **kw)`` on an array differentiates as ``func(obj, *args, **kw)``."""
+    _methods[name] = func
+
+
+def defattribute(name: str, func: Any) -> None:
+    """``obj.name`` on an array differentiates as ``func(obj)`` (e.g. ``.T``)."""
+    _attributes[name] = func
+
+
+def method_primitive(name: str) -> Any:
+    return _methods.get(name)
+
+
+def attribute_primitive(name: str) -> Any:
+    return _attributes.get(name)

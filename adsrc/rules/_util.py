@@ -6,13 +6,24 @@ from typing import Any
 import numpy as np
 
 
+_PY_SCALARS = frozenset({float, int, complex, bool})
+
+
+def shape_of(value: Any) -> tuple:
+    """``np.shape`` without its cost for the common cases (arrays and Python scalars)."""
+    if type(value) in _PY_SCALARS:
+        return ()
+    shape = getattr(value, "shape", None)
+    return np.shape(value) if shape is None else shape
+
+
 def unbroadcast(g: Any, like: Any) -> Any:
     """Sum ``g`` down to the shape of ``like``, undoing NumPy broadcasting.
 
     Returns ``g`` itself when the shapes already agree (the common case).
     """
-    shape = np.shape(like)
-    g_shape = np.shape(g)
+    shape = shape_of(like)
+    g_shape = shape_of(g)
     if g_shape == shape:
         return g
     extra = len(g_shape) - len(shape)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defvjp
+from ..registry import defattribute, defmethod, defvjp
 from ._util import unbroadcast
 
 
@@ -89,3 +89,7 @@ def _norm_dx(g, ans, x, ord=None, axis=None, keepdims=False):
 
 defvjp(np.transpose, _transpose_dx)
 defvjp(np.linalg.norm, _norm_dx)
+
+defattribute("T", np.transpose)
+defmethod("transpose", np.transpose)
+defmethod("dot", np.dot)
