@@ -94,7 +94,46 @@ def _guard_zero(fn: Callable, name: str) -> Callable:
     vjp.__wrapped__ = fn
     vjp.fuse = None
     vjp.add_into = None
+    vjp.uses = _used_parameters(fn)
     return vjp
+
+
+_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
+          "LOAD_DEREF", "LOAD_CLOSURE", "MAKE_CELL", "LOAD_FAST_BORROW",
+          "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}
+
+
+def _used_parameters(fn: Callable) -> Callable[[int], bool] | None:
+    """Which positional parameters a vjp reads, from its bytecode.
+
+    Returns a predicate on the position (0 is g, 1 is ans, 2 the first
+    primal argument) or None when it cannot tell. The backward sweep passes
+    None for a parameter the vjp never reads, so that value need not be
+    saved on the tape or kept alive by a pending thunk.
+    """
+    import dis
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    positional = code.co_varnames[: code.co_argcount]
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    varargs = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if has_varargs else None
+    loaded: set[str] = set()
+    try:
+        for ins in dis.get_instructions(code):
+            if ins.opname in _LOADS:
+                value = ins.argval
+                loaded.update(value if isinstance(value, tuple) else (value,))
+    except Exception:  # an unusual code object: assume every parameter is read
+        return None
+    flags = tuple(name in loaded for name in positional)
+    rest = varargs in loaded if varargs else False
+
+    def used(position: int) -> bool:
+        return flags[position] if position < len(flags) else rest
+
+    return used
 
 
 def _primitive_name(func: Any) -> tuple[str, str]:

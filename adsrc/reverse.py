@@ -138,9 +138,18 @@ class Reverse:
             value = call(self.rt["accumulate"], name(d), contribution)
         return assign(d, value)
 
+    @staticmethod
+    def reads(vjp, position: int) -> bool:
+        """Whether ``vjp`` reads its parameter at ``position`` (1 is ans, 2 the first argument)."""
+        uses = getattr(vjp, "uses", None)
+        return True if uses is None else uses(position)
+
     def rule_contribution(self, prim: Prim, index: int, target: str, lazy: bool) -> gast.expr:
+        vjp_fn = prim.rule.vjps[index]
         vjp = self.vjp_name(prim.rule, index)
-        args = [name(self.adj(target)), name(target)] + [_clone(a) for a in prim.args]
+        values = [name(target)] + prim.args
+        args = [name(self.adj(target))] + [
+            _clone(v) if self.reads(vjp_fn, k + 1) else const(None) for k, v in enumerate(values)]
         keywords = [gast.keyword(arg=k.arg, value=_clone(k.value)) for k in prim.keywords]
         if not lazy:
             return gast.Call(func=name(vjp), args=args, keywords=keywords)
@@ -218,7 +227,12 @@ class Reverse:
                 dvalue = call(self.rt["unthunk"], dvalue)
             body += [self.accumulate(source, dvalue)]
         elif prim.kind == "rule":
-            needed = reads + [target]
+            emitted = [prim.rule.vjps[i] for i in active_args
+                       if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None]
+            values = [target] + [a for a in prim.args]
+            needed = [n.id for k, v in enumerate(values) if any(self.reads(f, k + 1) for f in emitted)
+                      for n in gast.walk(name(v) if isinstance(v, str) else v) if isinstance(n, gast.Name)]
+            needed += [n.id for k in prim.keywords for n in gast.walk(k.value) if isinstance(n, gast.Name)]
             if not self.materialized(target):
                 body.append(assign(d, call(self.rt["unthunk"], name(d))))
             for i in active_args:
