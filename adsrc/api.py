@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from .codegen import explain
 from .compiler import Adjoint, get_adjoint
 from .config import resolve_eager
 from .errors import InvalidArgument, NonScalarOutput, SourceUnavailable
@@ -112,8 +113,12 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
         values = _bind(func, args, kwargs)
         _check_differentiable(func, values, positions)
         adjoint = _adjoint(func, positions, eager)
-        value, pullback = adjoint.function(*values)
-        grads = pullback(_seed(value, func))
+        try:
+            value, pullback = adjoint.function(*values)
+            grads = pullback(_seed(value, func))
+        except Exception as error:
+            explain(error)
+            raise
         finished = tuple(_finish(g, values[i], tuple(values)) for g, i in zip(grads, positions))
         return value, (finished if many else finished[0])
 
@@ -151,7 +156,11 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
         if np.shape(cotangent) != np.shape(value):
             raise InvalidArgument(f"the cotangent has shape {np.shape(cotangent)}, but "
                                   f"{func.__name__} returned shape {np.shape(value)}")
-        grads = backward(cotangent)
+        try:
+            grads = backward(cotangent)
+        except Exception as error:
+            explain(error)
+            raise
         avoid = tuple(values) + (cotangent,)
         finished = tuple(_finish(g, values[i], avoid) for g, i in zip(grads, positions))
         return finished if many else finished[0]

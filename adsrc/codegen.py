@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 import linecache
 from typing import Any
 
 import gast
 
 _serial = itertools.count(1)
+# Generated file name -> {generated line: "file:line: original statement"}.
+_origins: dict[str, dict[int, str]] = {}
+_LINE_COMMENT = re.compile(r"^\s*# line (\d+): (.*)$")
 
 
 def unparse(node: gast.AST) -> str:
@@ -29,10 +33,42 @@ def module_source(header: list[str], function: gast.FunctionDef, title: str) -> 
     return "\n".join(lines)
 
 
-def load(source: str, label: str, namespace: dict[str, Any], function_name: str) -> Any:
+def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
+         original_file: str = "") -> Any:
     """Compile ``source``, run it in ``namespace`` and return ``function_name`` from it."""
     filename = f"<adsrc adjoint {next(_serial)} of {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    _origins[filename] = _line_map(source, original_file)
     code = compile(source, filename, "exec")
     exec(code, namespace)
     return namespace[function_name]
+
+
+def _line_map(source: str, original_file: str) -> dict[int, str]:
+    """Map each generated line to the original line named by the comment above it."""
+    mapping: dict[int, str] = {}
+    current = None
+    for number, text in enumerate(source.splitlines(), start=1):
+        match = _LINE_COMMENT.match(text)
+        if match:
+            current = f"{original_file}:{match.group(1)}: {match.group(2)}"
+        elif text.lstrip().startswith(("def ", "return ")):
+            current = None
+        if current:
+            mapping[number] = current
+    return mapping
+
+
+def explain(error: BaseException) -> None:
+    """Add the original file:line to an exception raised inside generated code."""
+    tb = error.__traceback__
+    notes = []
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        where = _origins.get(filename, {}).get(tb.tb_lineno)
+        if where:
+            notes.append(f"adsrc: generated line {tb.tb_lineno} of {filename} is the adjoint of {where}")
+        tb = tb.tb_next
+    for note in notes[-1:]:
+        if note not in getattr(error, "__notes__", []):
+            error.add_note(note)

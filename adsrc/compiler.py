@@ -95,7 +95,8 @@ def compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool) -> Adjoin
         if obj is not _MISSING:
             namespace[key] = obj
             reads.append((key, obj))
-    compiled = load(source, f"{func.__name__} ({parsed.filename}:{parsed.first_line})", namespace, adjoint_name)
+    compiled = load(source, f"{func.__name__} ({parsed.filename}:{parsed.first_line})", namespace,
+                    adjoint_name, parsed.filename)
     return Adjoint(compiled, source, params, wrt, eager, reads)
 
 

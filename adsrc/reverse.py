@@ -22,6 +22,7 @@ returns the adjoints of the differentiated parameters.
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import gast
@@ -128,7 +129,11 @@ class Reverse:
 
     # -- accumulation -----------------------------------------------------
     def accumulate(self, var: str, contribution: gast.expr) -> gast.stmt:
-        """``dvar += contribution``, lazily or eagerly; a single-use temporary is just assigned."""
+        """``dvar += contribution``, lazily or eagerly; a single-use temporary is just assigned.
+
+        A deferred contribution carries its original ``file:line``, for errors
+        raised when it is finally materialized.
+        """
         d = self.adj(var)
         if var in self.single_use:
             return assign(d, contribution)
@@ -136,6 +141,8 @@ class Reverse:
             value = gast.BinOp(left=name(d), op=gast.Add(), right=contribution)
         else:
             value = call(self.rt["accumulate"], name(d), contribution)
+            if isinstance(contribution, gast.Call) and getattr(contribution.func, "id", None) == self.rt["Thunk"]:
+                value.args.append(const(self.origin))
         return assign(d, value)
 
     @staticmethod
@@ -212,6 +219,7 @@ class Reverse:
         return [stmt], [], []
 
     def primitive(self, stmt: gast.Assign, target: str, prim: Prim) -> tuple[list, list, list[str]]:
+        self.origin = f"{os.path.basename(self.parsed.filename)}:{stmt.lineno}"
         reads = [n.id for a in prim.args + [k.value for k in prim.keywords]
                  for n in gast.walk(a) if isinstance(n, gast.Name)]
         active_args = [i for i, a in enumerate(prim.args)

@@ -127,6 +127,9 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+_SCALARS = frozenset({float, int, np.float64, np.float32, np.float16, np.longdouble})
+
+
 def _is_small(value: Any) -> bool:
     """True for values too small for laziness to pay: Python and NumPy scalars."""
     if isinstance(value, np.ndarray):
@@ -276,18 +279,22 @@ def unthunk(value: Any) -> Any:
     return value
 
 
-def accumulate(total: Any, contribution: Any) -> Any:
+def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
     """Add a contribution to a running gradient, lazily.
 
-    A first contribution is returned bare (no holder); small contributions are
-    added at once; otherwise the result is one flat AccThunk.
+    A first contribution is returned bare (no holder); a contribution whose
+    cotangent is a scalar is computed and added at once, since deferring it
+    cannot pay; otherwise the result is one flat AccThunk. ``origin`` is the
+    original ``file:line`` of the statement, recorded on the Thunk for errors.
     """
     kind = type(contribution)
     if kind is Thunk:
-        if contribution.args and contribution.args[0] is zero:
+        g = contribution.args[0]
+        if g is zero:
             return total
-        if _is_small(contribution.args[0]) and total is not zero and type(total) is not AccThunk:
-            contribution = _materialize(contribution)
+        contribution.origin = origin
+        if type(g) in _SCALARS or (type(g) is np.ndarray and g.size <= config.small_size):
+            contribution = contribution.materialize()
             kind = type(contribution)
     elif contribution is zero:
         return total
@@ -297,9 +304,8 @@ def accumulate(total: Any, contribution: Any) -> Any:
     if kind_total is AccThunk:
         total.add(contribution)
         return total
-    if kind is not Thunk and kind is not AccThunk and kind_total is not Thunk:
-        if _is_small(total) and _is_small(contribution):
-            return total + contribution
+    if kind in _SCALARS and kind_total in _SCALARS:
+        return total + contribution
     acc = AccThunk()
     acc.add(total)
     acc.add(contribution)

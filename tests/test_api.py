@@ -228,3 +228,39 @@ def test_bad_wrt_and_integer_inputs():
 def test_lambda_assigned_to_a_name():
     square = lambda x: x * x  # noqa: E731
     assert adsrc.grad(square)(3.0) == 6.0
+
+
+def fragile(x):
+    return x * 1.0
+
+
+adsrc.register_adjoint(fragile, lambda g, ans, x: np.ones(7) + g)  # a broken rule
+
+
+def uses_fragile(x):
+    y = x * 3.0
+    return np.sum(fragile(x) * y)
+
+
+def test_errors_in_the_backward_sweep_name_the_original_line():
+    expected = f"test_api.py:{line_of(uses_fragile, 'fragile(x) * y')}"
+    for eager in (False, True):
+        with pytest.raises(ValueError) as info:
+            adsrc.grad(uses_fragile, eager=eager)(np.ones(3))
+        notes = " ".join(getattr(info.value, "__notes__", []))
+        assert expected in notes, notes
+        if not eager:
+            assert "eager_unthunk" in notes
+
+
+def failing_rule_user(x):
+    return np.sum(np.sqrt(x) * 2.0)
+
+
+def test_materialization_error_names_origin_and_switch():
+    acc = adsrc.accumulate(adsrc.Thunk(np.multiply, np.ones(2), 2.0),
+                           adsrc.Thunk(np.multiply, np.ones(2), np.ones(3)), "model.py:7")
+    with pytest.raises(ValueError) as info:
+        adsrc.unthunk(adsrc.accumulate(acc, np.ones(2)))
+    notes = " ".join(info.value.__notes__)
+    assert "model.py:7" in notes and "eager_unthunk" in notes
