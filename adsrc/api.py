@@ -168,10 +168,14 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
     return value, pullback
 
 
-def adjoint_source(func: Callable, wrt: Wrt = 0, *, eager: bool = False) -> str:
-    """The generated adjoint module's source, as a string."""
+def adjoint_source(func: Callable, wrt: Wrt = 0, *, eager: bool = False, optimize: bool = True) -> str:
+    """The generated adjoint module's source, as a string.
+
+    ``optimize=False`` shows the raw output of the reverse pass, before the
+    optimizer removes dead code, zero contributions and unread tape entries.
+    """
     positions, _ = _positions(func, wrt)
-    return get_adjoint(func, positions, bool(eager)).source
+    return get_adjoint(func, positions, bool(eager), bool(optimize)).source
 
 
 class Differentiated:

@@ -184,9 +184,11 @@ class Reverse:
             nonlocal group_fwd, group_bwd, pending, bwd
             fwd.extend(group_fwd)
             if pending:
-                fwd.append(self.push(pending))
+                push, pop = self.push(pending), self.pop(pending)
+                pop.pushes = [push]
+                fwd.append(push)
                 at = 1 if group_bwd and is_comment(group_bwd[0]) else 0
-                group_bwd.insert(at, self.pop(pending))
+                group_bwd.insert(at, pop)
             bwd = group_bwd + bwd
             group_fwd, group_bwd, pending = [], [], []
 
@@ -235,12 +237,7 @@ class Reverse:
                 dvalue = call(self.rt["unthunk"], dvalue)
             body += [self.accumulate(source, dvalue)]
         elif prim.kind == "rule":
-            emitted = [prim.rule.vjps[i] for i in active_args
-                       if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None]
-            values = [target] + [a for a in prim.args]
-            needed = [n.id for k, v in enumerate(values) if any(self.reads(f, k + 1) for f in emitted)
-                      for n in gast.walk(name(v) if isinstance(v, str) else v) if isinstance(n, gast.Name)]
-            needed += [n.id for k in prim.keywords for n in gast.walk(k.value) if isinstance(n, gast.Name)]
+            needed = reads + [target]
             if not self.materialized(target):
                 body.append(assign(d, call(self.rt["unthunk"], name(d))))
             for i in active_args:
@@ -275,8 +272,7 @@ class Reverse:
                     if arg in self.single_use and not self.eager:
                         value = call(self.rt["unthunk"], value)
                     body.append(self.accumulate(arg, value))
-        if not self.act.stable(target) and target not in self.single_use:
-            body.append(assign(d, name(self.rt["zero"])))
+        body.append(assign(d, name(self.rt["zero"])))
         return fwd, [self.line_comment(stmt)] + body, self.saved(needed)
 
     def branch(self, stmt: gast.If) -> tuple[list, list]:
@@ -296,9 +292,10 @@ class Reverse:
         if self.loop_depth:
             # Saved at the end of every path through the branch, before any
             # break or continue, so it is the first thing the backward pops.
-            _append_to_paths(fwd[1].body, self.push([cond]))
-            _append_to_paths(fwd[1].orelse, self.push([cond]))
-            bwd.insert(0, self.pop([cond]))
+            pop = self.pop([cond])
+            pop.pushes = _append_to_paths(fwd[1].body, self.push([cond])) + \
+                _append_to_paths(fwd[1].orelse, self.push([cond]))
+            bwd.insert(0, pop)
         return fwd, bwd
 
     def loop_variant(self, var: str) -> bool:
@@ -330,8 +327,10 @@ class Reverse:
         bwd: list[gast.stmt] = [gast.For(target=store(loop_var), iter=call("range", name(count)),
                                          body=body_b, orelse=[], type_comment=None)]
         if self.loop_depth:
-            fwd.append(self.push([count]))
-            bwd.insert(0, self.pop([count]))
+            push, pop = self.push([count]), self.pop([count])
+            pop.pushes = [push]
+            fwd.append(push)
+            bwd.insert(0, pop)
         return fwd, bwd
 
     # -- the whole function -----------------------------------------------
@@ -346,8 +345,7 @@ class Reverse:
             seed = self.namer.fresh("dresult")
         params = [a.id for a in node.args.args]
         outputs = [self.adj(p) if self.act.active(p) else None for p in self.wrt]
-        inits = [assign(d, name(self.rt["zero"])) for var, d in self.adjoints.items()
-                 if d != seed and var not in self.single_use]
+        inits = [assign(d, name(self.rt["zero"])) for var, d in self.adjoints.items() if d != seed]
         returned = gast.Tuple(elts=[name(o) if o else name(self.rt["zero"]) for o in outputs], ctx=gast.Load())
         pullback_name = self.namer.fresh("pullback")
         pullback = gast.FunctionDef(
@@ -384,18 +382,20 @@ def _source(node: gast.AST) -> str:
     raise TypeError(node)
 
 
-def _append_to_paths(block: list[gast.stmt], stmt: gast.stmt) -> None:
-    """Put ``stmt`` at the end of every path through ``block``, before its jump if it has one."""
+def _append_to_paths(block: list[gast.stmt], stmt: gast.stmt) -> list[gast.stmt]:
+    """Put a copy of ``stmt`` at the end of every path through ``block``, before its
+    jump if it has one; return the copies."""
     last = block[-1] if block else None
+    if isinstance(last, gast.If) and _jumps(last):
+        return _append_to_paths(last.body, stmt) + _append_to_paths(last.orelse, stmt)
+    copied = copy.deepcopy(stmt)
     if isinstance(last, (gast.Break, gast.Continue, gast.Return)):
-        block.insert(len(block) - 1, copy.deepcopy(stmt))
-    elif isinstance(last, gast.If) and _jumps(last):
-        _append_to_paths(last.body, stmt)
-        _append_to_paths(last.orelse, stmt)
+        block.insert(len(block) - 1, copied)
     elif isinstance(last, gast.Pass) and len(block) == 1:
-        block[0] = copy.deepcopy(stmt)
+        block[0] = copied
     else:
-        block.append(copy.deepcopy(stmt))
+        block.append(copied)
+    return [copied]
 
 
 def _jumps(node: gast.AST) -> bool:

@@ -1,0 +1,57 @@
+"""Tape pruning: save on the tape only what the backward sweep reads.
+
+Input: an adjoint whose pops are linked to their pushes (``pop.pushes``).
+Output: each pop restores only names that are read before they are next
+assigned, its pushes save only those, and a pop with nothing left goes away
+together with its pushes (and the tape itself when no push remains).
+"""
+from __future__ import annotations
+
+import gast
+
+from .dataflow import annotate, blocks
+
+
+def _names(node: gast.AST) -> list[gast.Name]:
+    return list(node.elts) if isinstance(node, gast.Tuple) else [node]
+
+
+def _rebuild(names: list[gast.Name], ctx) -> gast.expr:
+    return names[0] if len(names) == 1 else gast.Tuple(elts=names, ctx=ctx)
+
+
+def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
+    annotate(pullback.body, set())
+    changed = False
+    removed: set[int] = set()
+    for block in blocks(pullback.body):
+        for stmt in block:
+            pushes = getattr(stmt, "pushes", None)
+            if pushes is None:
+                continue
+            targets = _names(stmt.targets[0])
+            keep = [i for i, t in enumerate(targets) if t.id in stmt.live_out]
+            if len(keep) == len(targets):
+                continue
+            changed = True
+            if not keep:
+                removed.add(id(stmt))
+                removed.update(id(p) for p in pushes)
+                continue
+            stmt.targets[0] = _rebuild([targets[i] for i in keep], gast.Store())
+            for push in pushes:
+                values = _names(push.value.args[0])
+                push.value.args[0] = _rebuild([values[i] for i in keep], gast.Load())
+    if removed:
+        for block in list(blocks(adjoint.body)) + list(blocks(pullback.body)):
+            block[:] = [s for s in block if id(s) not in removed]
+            if not block:
+                block.append(gast.Pass())
+    if context.tape and not any(
+            isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == context.tape
+            for n in gast.walk(adjoint)):
+        adjoint.body = [s for s in adjoint.body if not (
+            isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id == context.tape)]
+        context.tape = None
+        changed = True
+    return changed
