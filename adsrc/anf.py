@@ -46,8 +46,9 @@ UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 class Prim:
     """How to differentiate one ANF statement ``target = op(args)``.
 
-    kind is ``"rule"`` (a registered primitive), ``"copy"`` (``t = a``) or
-    ``"call"`` (a user function, differentiated by its own adjoint).
+    kind is ``"rule"`` (a registered primitive), ``"copy"`` (``t = a``),
+    ``"pack"`` (a tuple, list or dict literal; ``keys`` are its positions or
+    keys) or ``"call"`` (a user function, differentiated by its own adjoint).
     ``args`` are the value expressions the vjp receives after ``(g, ans)``.
     """
 
@@ -57,6 +58,7 @@ class Prim:
     rule: registry.Rule | None = None
     callee: Any = None
     func: gast.expr | None = None
+    keys: list[gast.expr] = field(default_factory=list)
 
 
 class ANF:
@@ -105,11 +107,17 @@ class ANF:
             obj = self.parsed.resolve(func.id)
             return None if obj is _MISSING else obj
         if isinstance(func, gast.Attribute):
-            if isinstance(func.value, gast.Name) and func.value.id in self.locals:
+            if not self.global_chain(func.value):
                 return registry.method_primitive(func.attr)
             base = self.resolve_callee(func.value)
             return getattr(base, func.attr, None) if base is not None else None
         return None
+
+    def global_chain(self, node: gast.AST) -> bool:
+        """True for ``np``, ``np.linalg`` and the like: a dotted name rooted outside the function."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id not in self.locals
 
     def where(self, node: gast.AST) -> str:
         return self.parsed.where(node if getattr(node, "lineno", None) else self.line)
@@ -208,6 +216,8 @@ class ANF:
             return True
         if isinstance(node, (gast.Tuple, gast.List)):
             return all(self.atomic(e) and not self.is_varied(e) for e in node.elts)
+        if isinstance(node, gast.Dict):
+            return False
         if isinstance(node, gast.Attribute):
             root = node
             while isinstance(root, gast.Attribute):
@@ -264,7 +274,15 @@ class ANF:
         if isinstance(node, gast.Call):
             return self.call(node)
         if isinstance(node, (gast.Tuple, gast.List)):
-            raise UnsupportedSyntax("a tuple or list of differentiable values", self.where(node))
+            elts = [self.expr(e) for e in node.elts]
+            keys = [const(i) for i in range(len(elts))]
+            return type(node)(elts=elts, ctx=gast.Load()), Prim("pack", elts, keys=keys)
+        if isinstance(node, gast.Dict):
+            if any(k is None for k in node.keys):
+                raise UnsupportedSyntax("dict unpacking (**d) of differentiable values", self.where(node))
+            keys = [self.expr(k) for k in node.keys]
+            values = [self.expr(v) for v in node.values]
+            return gast.Dict(keys=keys, values=values), Prim("pack", values, keys=keys)
         raise UnsupportedSyntax(f"differentiating through {type(node).__name__}", self.where(node))
 
     def rule(self, func: Any, args: list[gast.expr], node: gast.AST, keywords=()) -> Prim:
@@ -276,8 +294,7 @@ class ANF:
 
     def call(self, node: gast.Call) -> tuple[gast.expr, Prim]:
         func = node.func
-        method = isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-            and func.value.id in self.locals
+        method = isinstance(func, gast.Attribute) and not self.global_chain(func.value)
         obj = self.resolve_callee(func)
         label = _source_of(func)
         if obj is None:
@@ -336,11 +353,10 @@ class ANF:
 
 
 def _source_of(node: gast.AST) -> str:
-    if isinstance(node, gast.Name):
-        return node.id
-    if isinstance(node, gast.Attribute):
-        return f"{_source_of(node.value)}.{node.attr}"
-    return type(node).__name__
+    """The source text of an expression, for messages."""
+    import ast
+
+    return ast.unparse(gast.gast_to_ast(node))
 
 
 def local_names(node: gast.FunctionDef) -> set[str]:

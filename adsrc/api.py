@@ -19,6 +19,7 @@ from .codegen import explain
 from .compiler import Adjoint, get_adjoint
 from .config import resolve_eager
 from .errors import InvalidArgument, NonScalarOutput, SourceUnavailable
+from .tangents import leaves, part, to_tangent
 from .thunks import unthunk, zero
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -60,22 +61,35 @@ def _bind(func: Callable, args: tuple, kwargs: dict) -> list[Any]:
 def _check_differentiable(func: Callable, values: list[Any], wrt: tuple[int, ...]) -> None:
     names = list(inspect.signature(func).parameters)
     for i in wrt:
-        value = values[i]
-        dtype = np.result_type(value) if isinstance(value, (int, float, complex, np.ndarray, np.generic)) else None
-        if dtype is None:
-            raise InvalidArgument(f"cannot differentiate with respect to {names[i]!r}: it is a "
-                                  f"{type(value).__name__}; pass a float or a float array")
-        if dtype.kind in "biu":
-            raise InvalidArgument(f"cannot differentiate with respect to {names[i]!r}: it holds "
-                                  f"integers ({dtype}); pass it as floats (e.g. np.asarray(x, float))")
-        if dtype.kind == "c":
-            raise InvalidArgument(f"cannot differentiate with respect to {names[i]!r}: complex inputs "
-                                  f"are not supported")
+        for value in leaves(values[i]):
+            _check_leaf(names[i], value)
+
+
+def _check_leaf(name: str, value: Any) -> None:
+    dtype = np.result_type(value) if isinstance(value, (int, float, complex, np.ndarray, np.generic)) else None
+    if dtype is None:
+        raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it holds a "
+                              f"{type(value).__name__}; pass floats, float arrays, or tuples, lists "
+                              f"and dicts of them")
+    if dtype.kind in "biu":
+        raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it holds "
+                              f"integers ({dtype}); pass it as floats (e.g. np.asarray(x, float))")
+    if dtype.kind == "c":
+        raise InvalidArgument(f"cannot differentiate with respect to {name!r}: complex inputs "
+                              f"are not supported")
 
 
 def _finish(gradient: Any, like: Any, avoid: tuple) -> Any:
-    """A gradient shaped, typed and owned like the argument it belongs to."""
+    """A gradient shaped, typed and owned like the argument it belongs to.
+
+    Containers (tuples, lists, dicts, nested) get a gradient of the same
+    structure, with zeros where nothing flowed.
+    """
     gradient = unthunk(gradient)
+    if isinstance(like, dict):
+        return {k: _finish(part(gradient, k), v, avoid) for k, v in like.items()}
+    if isinstance(like, (list, tuple)):
+        return type(like)(_finish(part(gradient, i), v, avoid) for i, v in enumerate(like))
     if isinstance(like, np.ndarray):
         if gradient is zero:
             return np.zeros_like(like)
@@ -153,7 +167,9 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
         backward = state.pop("pullback", None)
         if backward is None:
             backward = adjoint.function(*values)[1]
-        if np.shape(cotangent) != np.shape(value):
+        if isinstance(value, (list, tuple, dict)):
+            cotangent = to_tangent(cotangent)
+        elif np.shape(cotangent) != np.shape(value):
             raise InvalidArgument(f"the cotangent has shape {np.shape(cotangent)}, but "
                                   f"{func.__name__} returned shape {np.shape(value)}")
         try:

@@ -26,7 +26,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .tangents import as_tangent
 from .thunks import unthunk, zero
+
+_PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 
 __all__ = [
     "Rule",
@@ -82,12 +85,16 @@ def _arg_names(fn: Callable, count: int) -> list[str]:
 
 
 def _guard_zero(fn: Callable, name: str) -> Callable:
-    """Wrap a vjp so that a zero cotangent gives a zero contribution for free."""
+    """Wrap a vjp so that a zero cotangent gives a zero contribution for free, and a
+    container result is a cotangent container (whose ``+`` adds, not concatenates)."""
 
     def vjp(g, *args, **kwargs):
         if g is zero:
             return zero
-        return fn(g, *args, **kwargs)
+        result = fn(g, *args, **kwargs)
+        if type(result) in _PLAIN_CONTAINERS:
+            result = as_tangent(result)
+        return result
 
     vjp.__name__ = vjp.__qualname__ = name
     vjp.__doc__ = fn.__doc__

@@ -236,6 +236,12 @@ class Reverse:
             if source in self.single_use and not self.materialized(target):
                 dvalue = call(self.rt["unthunk"], dvalue)
             body += [self.accumulate(source, dvalue)]
+        elif prim.kind == "pack":
+            needed = []
+            if not self.materialized(target):
+                body.append(assign(d, call(self.rt["unthunk"], name(d))))
+            for i in active_args:
+                body.append(self.accumulate(prim.args[i].id, call(self.rt["part"], name(d), _clone(prim.keys[i]))))
         elif prim.kind == "rule":
             needed = reads + [target]
             if not self.materialized(target):

@@ -128,6 +128,7 @@ def _describe(value: Any) -> str:
 
 
 _SCALARS = frozenset({float, int, np.float64, np.float32, np.float16, np.longdouble})
+_CONTAINER_BASES = (list, tuple, dict)
 
 
 def _is_small(value: Any) -> bool:
@@ -215,6 +216,11 @@ class AccThunk:
         if value is zero:
             return
         buffer = self.buffer
+        if isinstance(value, _CONTAINER_BASES) or isinstance(buffer, _CONTAINER_BASES):
+            from .tangents import add_tangents
+
+            self.buffer = value if buffer is None else add_tangents(buffer, value)
+            return
         if buffer is None:
             # Own the buffer: a rule's result may alias the user's data.
             self.buffer = np.array(value) if isinstance(value, np.ndarray) else value
@@ -301,6 +307,10 @@ def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
     if total is zero:
         return contribution
     kind_total = type(total)
+    if isinstance(contribution, _CONTAINER_BASES) or isinstance(total, _CONTAINER_BASES):
+        from .tangents import add_tangents
+
+        return add_tangents(total, contribution)
     if kind_total is AccThunk:
         total.add(contribution)
         return total

@@ -1,0 +1,108 @@
+"""Tuples, lists and dicts: as arguments, built inside the function, and as results."""
+import numpy as np
+import pytest
+
+import adsrc
+from gradcheck import check, numerical_grad
+
+rng = np.random.default_rng(3)
+
+
+def mlp(params, x, y):
+    h1 = np.tanh(x @ params["W1"] + params["b1"])
+    h2 = np.tanh(h1 @ params["W2"].T + params["b2"])
+    cache = {"hidden": h2, "scale": 0.5}
+    out = cache["hidden"] @ params["W3"]
+    return ((out - y) ** 2).sum() * cache["scale"] / x.shape[0]
+
+
+def make_params():
+    return {
+        "W1": rng.normal(size=(4, 5)) * 0.5, "b1": rng.normal(size=5) * 0.1,
+        "W2": rng.normal(size=(6, 5)) * 0.5, "b2": rng.normal(size=6) * 0.1,
+        "W3": rng.normal(size=(6, 2)) * 0.5,
+    }
+
+
+def flat_check(f, tree, *rest, eager):
+    """Finite differences leaf by leaf of a dict/list argument."""
+    grads = adsrc.grad(f, eager=eager)(tree, *rest)
+    keys = tree.keys() if isinstance(tree, dict) else range(len(tree))
+    for key in keys:
+        def along(leaf, key=key):
+            moved = dict(tree) if isinstance(tree, dict) else list(tree)
+            moved[key] = leaf
+            return f(type(tree)(moved) if not isinstance(tree, dict) else moved, *rest)
+        expected = numerical_grad(along, (tree[key],), 0)
+        np.testing.assert_allclose(grads[key], expected, rtol=1e-5, atol=1e-7)
+        assert grads[key].shape == np.shape(tree[key])
+    return grads
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_mlp_with_dict_parameters(eager):
+    params = make_params()
+    x, y = rng.normal(size=(8, 4)), rng.normal(size=(8, 2))
+    grads = flat_check(mlp, params, x, y, eager=eager)
+    assert set(grads) == set(params)
+
+
+def layers(ws, x):
+    h = x
+    for W in ws:
+        h = np.tanh(W @ h)
+    first, second = ws[0], ws[1]
+    return np.sum(h) + np.sum(first * second)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_list_argument_iterated_and_unpacked(eager):
+    ws = [rng.normal(size=(3, 3)) for _ in range(3)]
+    grads = flat_check(layers, ws, rng.normal(size=3), eager=eager)
+    assert isinstance(grads, list) and len(grads) == 3
+
+
+def tuple_arg(pair, scale):
+    a, b = pair
+    return np.sum(a * b) * scale
+
+
+def test_tuple_argument_gives_tuple_gradient():
+    pair = (rng.normal(size=3), rng.normal(size=3))
+    g = adsrc.grad(tuple_arg)(pair, 2.0)
+    assert isinstance(g, tuple)
+    np.testing.assert_allclose(g[0], pair[1] * 2.0)
+    np.testing.assert_allclose(g[1], pair[0] * 2.0)
+
+
+def literals(x, y):
+    d = {"a": x * 2.0, "b": y}
+    t = (x, y * y)
+    items = [d["a"], t[1]]
+    return np.sum(items[0] * items[1]) + np.sum(d["b"])
+
+
+def test_literals_inside_the_function():
+    check(literals, rng.normal(size=3), rng.normal(size=3), wrt=(0, 1))
+
+
+def unused_entry(params, x):
+    return np.sum(params["used"] * x)
+
+
+def test_entries_without_gradient_are_zero():
+    params = {"used": np.ones(3), "unused": np.ones(2)}
+    g = adsrc.grad(unused_entry)(params, np.arange(3.0))
+    np.testing.assert_array_equal(g["unused"], np.zeros(2))
+    np.testing.assert_array_equal(g["used"], np.arange(3.0))
+
+
+def pair_valued(x):
+    return (x * 2.0, np.sin(x))
+
+
+def test_vjp_of_tuple_valued_function():
+    x = rng.normal(size=3)
+    value, pullback = adsrc.vjp(pair_valued, x)
+    ct = (np.ones(3), np.full(3, 2.0))
+    np.testing.assert_allclose(pullback(ct), 2.0 + 2.0 * np.cos(x))
