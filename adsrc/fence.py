@@ -4,13 +4,26 @@ Input: a parsed FunctionDef. Output: nothing; raises UnsupportedSyntax naming
 the first unsupported construct and its original ``file:line:col`` before any
 code runs. The fence is an allowlist, so a construct added to Python later is
 rejected rather than silently mistranslated.
+
+Besides syntax, the fence rejects calls that would change an object behind the
+compiler's back, since gradients would then be silently wrong: ``setattr`` and
+``delattr``, ``exec`` and ``eval``, methods that mutate their object
+(``xs.append(v)``, ``a.fill(0)``, ``a.sort()``, ``obj.__setitem__(...)``),
+NumPy functions that write into an argument (``np.copyto``, ``np.add.at``, ...)
+and any ``out=`` argument. A name the function assigns itself is never taken
+for the builtin or global of the same name.
 """
 from __future__ import annotations
 
+import builtins
+import random
+import types
+
 import gast
+import numpy as np
 
 from .errors import UnsupportedSyntax
-from .parse import Parsed
+from .parse import _MISSING, Parsed
 
 _NAMES = {
     "Try": "try/except", "TryStar": "try/except*", "With": "a with statement",
@@ -25,13 +38,41 @@ _NAMES = {
     "GeneratorExp": "a generator expression outside sum(...)", "Starred": "star-unpacking",
 }
 
+# Builtins whose effect the compiler cannot see: name -> construct.
+_OPAQUE_BUILTINS = {
+    "setattr": ("setattr", "it changes an object behind the compiler's back; return the new value instead"),
+    "delattr": ("delattr", "it changes an object behind the compiler's back"),
+    "exec": ("exec", "the compiler cannot see the code it runs"),
+    "eval": ("eval", "the compiler cannot see the code it evaluates; write the expression itself"),
+}
+
+# Methods that change the object they are called on (lists, dicts, sets, arrays).
+_MUTATING_METHODS = {
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+    "setdefault", "popitem", "add", "discard", "fill", "resize", "put", "itemset",
+    "setflags", "partition", "shuffle", "__setattr__", "__delattr__", "__setitem__", "__delitem__",
+    "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imatmul__",
+    "__ipow__", "__imod__",
+}
+
+# Functions that write into one of their arguments.
+_INPLACE_FUNCTIONS = {
+    id(f): label for f, label in [
+        (np.copyto, "np.copyto"), (np.put, "np.put"), (np.place, "np.place"),
+        (np.putmask, "np.putmask"), (np.fill_diagonal, "np.fill_diagonal"),
+        (np.put_along_axis, "np.put_along_axis"), (np.random.shuffle, "np.random.shuffle"),
+        (random.shuffle, "random.shuffle"), (object.__setattr__, "object.__setattr__"),
+        (object.__delattr__, "object.__delattr__"),
+    ]
+}
+
 _STATEMENTS = (
     gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.If, gast.For,
     gast.While, gast.Break, gast.Continue, gast.Return, gast.Pass, gast.Assert, gast.Raise,
 )
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.Call, gast.Attribute,
-    gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List,
+    gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
     gast.IfExp, gast.JoinedStr, gast.FormattedValue, gast.keyword, gast.comprehension,
 )
 _OTHER = (
@@ -44,9 +85,52 @@ class SyntaxFence(gast.NodeVisitor):
 
     def __init__(self, parsed: Parsed):
         self.parsed = parsed
+        self.locals = {n.id for n in gast.walk(parsed.node)
+                       if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
 
     def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
         raise UnsupportedSyntax(construct, self.parsed.where(node), hint)
+
+    def static(self, node: gast.AST) -> object:
+        """The object a name or attribute chain refers to, if it is not a local; else _MISSING."""
+        if isinstance(node, gast.Name):
+            return _MISSING if node.id in self.locals else self.parsed.resolve(node.id)
+        if isinstance(node, gast.Attribute):
+            base = self.static(node.value)
+            if base is _MISSING:
+                return _MISSING
+            try:
+                return getattr(base, node.attr)
+            except Exception:  # a property may raise anything
+                return _MISSING
+        return _MISSING
+
+    # -- constructs named more precisely than by their node type ----------
+    def visit_Try(self, node: gast.Try) -> None:
+        kind = "try/except" if node.handlers else "try"
+        self.fail(node, f"{kind}/finally" if node.finalbody else kind)
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> None:
+        if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(node)):
+            self.fail(node, "a generator function defined inside the function")
+        self.fail(node, "a nested function definition", "define it at module level and call it")
+
+    def visit_Global(self, node: gast.Global) -> None:
+        self.fail(node, "global", "pass the value in as an argument and return the new value")
+
+    def visit_Nonlocal(self, node: gast.Nonlocal) -> None:
+        self.fail(node, "nonlocal", "pass the value in as an argument and return the new value")
+
+    def visit_Name(self, node: gast.Name) -> None:
+        if node.id in _OPAQUE_BUILTINS and isinstance(node.ctx, gast.Load) \
+                and self.static(node) is getattr(builtins, node.id):
+            self.fail(node, *_OPAQUE_BUILTINS[node.id])
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: gast.Attribute) -> None:
+        if node.attr in _MUTATING_METHODS and node.attr.startswith("__"):
+            self.fail(node, f"the in-place method {node.attr}", "it changes its object; build a new value instead")
+        self.generic_visit(node)
 
     def generic_visit(self, node: gast.AST) -> None:
         if not isinstance(node, _STATEMENTS + _EXPRESSIONS + _OTHER):
@@ -82,6 +166,8 @@ class SyntaxFence(gast.NodeVisitor):
                       "build a new array with np.where or np.concatenate instead")
         if isinstance(target, gast.Attribute):
             self.fail(target, "assignment to an attribute")
+        if isinstance(target, gast.Starred):
+            self.fail(target, "star-assignment (a, *b = ...)")
         self.fail(target, _NAMES.get(type(target).__name__, type(target).__name__))
 
     def visit_For(self, node: gast.For) -> None:
@@ -115,14 +201,39 @@ class SyntaxFence(gast.NodeVisitor):
         for arg in node.args:
             if isinstance(arg, gast.Starred):
                 self.fail(arg, "a starred argument (f(*xs))")
+        for kw in node.keywords:
+            if kw.arg == "out":
+                self.fail(kw.value, "out= (writing into an existing array)", "use the returned value instead")
+        target = self.static(func)
+        label = _INPLACE_FUNCTIONS.get(id(target)) if target is not _MISSING else None
+        if label is not None:
+            self.fail(node, f"the in-place function {label}", "it writes into its argument; build a new value instead")
+        if isinstance(func, gast.Attribute) and isinstance(getattr(target, "__self__", None), np.ufunc) \
+                and func.attr == "at":
+            self.fail(node, f"the in-place function {_dotted(func)}",
+                      "it writes into its first argument; build a new array instead")
+        if isinstance(func, gast.Attribute) and func.attr in _MUTATING_METHODS \
+                and not isinstance(self.static(func.value), types.ModuleType):
+            self.fail(node, f"the in-place method .{func.attr}()", "it changes its object, so gradients "
+                      "would be wrong; build a new value instead (a list literal, np.concatenate, np.where, np.sort, ...)")
         self.generic_visit(node)
 
 
 def check_syntax(parsed: Parsed) -> None:
     """Raise UnsupportedSyntax for the first unsupported construct in the function."""
+    if isinstance(parsed.node, gast.AsyncFunctionDef):
+        raise UnsupportedSyntax("an async function (async def)", parsed.where(parsed.node))
     args = parsed.node.args
     if args.vararg is not None or args.kwarg is not None:
         raise UnsupportedSyntax("*args or **kwargs parameters", parsed.where(parsed.node))
     fence = SyntaxFence(parsed)
     for stmt in parsed.node.body:
         fence.visit(stmt)
+
+
+def _dotted(node: gast.AST) -> str:
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return "..."

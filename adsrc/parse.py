@@ -5,6 +5,11 @@ Input: a Python function object. Output: a :class:`Parsed` record holding its
 those of the original indentation), the file name, the source lines and a
 resolver for the names the function reads from outside (closure cells, then
 globals, then builtins).
+
+The adjoint receives every parameter positionally, in signature order, so the
+definition's positional-only and keyword-only parameters are listed in
+``args.args`` along with the others. An ``async def`` is returned as it is
+(an ``AsyncFunctionDef``), for the fence to reject.
 """
 from __future__ import annotations
 
@@ -96,16 +101,22 @@ def parse_function(func: Callable) -> Parsed:
             if hasattr(child, "col_offset") and child.col_offset is not None:
                 child.col_offset += indent
     node.decorator_list = []
+    args = node.args
+    args.args = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+    args.posonlyargs, args.kwonlyargs, args.kw_defaults, args.defaults = [], [], [], []
     return Parsed(func, node, filename, first_line, indent, closure_values(func))
+
+
+_DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 
 
 def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | None:
     name = func.__name__
     for child in module.body:
-        if isinstance(child, gast.FunctionDef) and child.name == name:
+        if isinstance(child, _DEFINITIONS) and child.name == name:
             return child
     for child in gast.walk(module):
-        if isinstance(child, gast.FunctionDef) and child.name == name:
+        if isinstance(child, _DEFINITIONS) and child.name == name:
             return child
     if name == "<lambda>":
         lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]

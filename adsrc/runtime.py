@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import registry
+from .tangents import part
 from .thunks import AccThunk, Thunk, accumulate, unthunk, zero
 
-__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "rule_vjp", "adjoint_of"]
+__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "rule_vjp", "adjoint_of"]
 
 
 def rule_vjp(qualname: str, index: int) -> Callable:
@@ -22,11 +23,12 @@ def rule_vjp(qualname: str, index: int) -> Callable:
 
 
 class adjoint_of:  # noqa: N801 - reads as a function in generated code
-    """The adjoint of a user function called from generated code, compiled on first use.
+    """The adjoint of a user function called from generated code, looked up at each call.
 
-    Calling it returns ``(value, pullback)`` like any generated adjoint.
-    Compiling lazily is what makes recursion work: a function's adjoint can
-    call its own adjoint.
+    Calling it returns ``(value, pullback)`` like any generated adjoint. The
+    compiler compiles callees' adjoints along with their caller's (to report
+    their errors before any code runs); looking them up at call time is what
+    makes recursion work, and recompiles one whose globals changed.
     """
 
     __slots__ = ("func", "wrt", "eager")
