@@ -80,6 +80,14 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
     return found
 
 
+def is_append(stmt: gast.stmt) -> bool:
+    """True for ``xs.append(v)`` on a local name: a list that grows by one item."""
+    value = getattr(stmt, "value", None)
+    return isinstance(stmt, gast.Expr) and isinstance(value, gast.Call) \
+        and isinstance(value.func, gast.Attribute) and value.func.attr == "append" \
+        and isinstance(value.func.value, gast.Name) and len(value.args) == 1 and not value.keywords
+
+
 def _is_range(expr: gast.AST) -> bool:
     return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id == "range"
 
@@ -109,6 +117,10 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable) -> Activit
             elif isinstance(stmt, gast.If):
                 walk(stmt.body, loop)
                 walk(stmt.orelse, loop)
+            elif is_append(stmt):
+                items = stmt.value.func.value.id
+                flows.append(([items], {items} | gradient_reads(stmt.value.args[0], resolve)))
+                record([items], loop)
             elif isinstance(stmt, gast.Return) and stmt.value is not None:
                 returned.update(gradient_reads(stmt.value, resolve))
 

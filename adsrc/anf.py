@@ -26,7 +26,7 @@ from typing import Any
 import gast
 
 from . import registry
-from .activity import Activity, gradient_reads, target_names
+from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import call, const, name, store
 from .errors import NoGradientRule, UnsupportedSyntax
 from .naming import Namer, hint_for
@@ -48,7 +48,8 @@ class Prim:
 
     kind is ``"rule"`` (a registered primitive), ``"copy"`` (``t = a``),
     ``"pack"`` (a tuple, list or dict literal; ``keys`` are its positions or
-    keys) or ``"call"`` (a user function, differentiated by its own adjoint).
+    keys), ``"append"`` (``xs + [v]``) or ``"call"`` (a user function,
+    differentiated by its own adjoint).
     ``args`` are the value expressions the vjp receives after ``(g, ans)``.
     """
 
@@ -150,6 +151,8 @@ class ANF:
             self.out.append(stmt)
         elif isinstance(stmt, gast.For):
             self.loop(stmt)
+        elif is_append(stmt) and self.activity.active(stmt.value.func.value.id):
+            self.append(stmt)
         elif isinstance(stmt, gast.Return) and stmt.value is not None and self.is_varied(stmt.value):
             stmt.value = self.expr(stmt.value)
             self.out.append(stmt)
@@ -174,6 +177,20 @@ class ANF:
             loop.body = self.block(loop.body)
         self.line = loop
         self.out.append(loop)
+
+    def append(self, stmt: gast.Expr) -> None:
+        """``xs.append(v)`` on a differentiated list becomes ``xs = [*xs, v]``.
+
+        Every version of the list stays as it was when the backward sweep
+        needs it, at the price of a copy of the list's references per append.
+        """
+        items = stmt.value.func.value.id
+        value = self.expr(stmt.value.args[0])
+        grown = gast.List(elts=[gast.Starred(value=name(items), ctx=gast.Load()), value], ctx=gast.Load())
+        fresh = self.namer.fresh(f"{items}_next")
+        self.single_use.add(fresh)
+        self.emit(fresh, grown, Prim("append", [name(items), value]))
+        self.emit(items, name(fresh), Prim("copy", [name(fresh)]))
 
     def unpack(self, target: gast.AST, value: gast.expr) -> None:
         names = target_names(target)

@@ -33,7 +33,7 @@ from .optimize import optimize as run_passes
 from .parse import _MISSING, Parsed, parse_function
 from .reverse import Reverse
 
-_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "rule_vjp", "adjoint_of"]
+_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rule_vjp", "adjoint_of"]
 
 
 @dataclass

@@ -4,7 +4,8 @@ Input: a fenced FunctionDef. Output: a FunctionDef in which
 
 * ``x op= e`` is ``x = x op e`` and ``x: T = e`` is ``x = e``;
 * ``sum(e for x in xs if c)`` (or over a list comprehension) is an explicit
-  accumulation loop placed before the statement that used it;
+  accumulation loop placed before the statement that used it, and any other
+  list comprehension or generator expression a loop that appends to a list;
 * ``for i, x in enumerate(xs)`` and ``for a, b in zip(as_, bs)`` are index
   loops, and tuple loop targets are unpacked in the body;
 * every ``break``, ``continue`` and ``return`` is the last statement of its
@@ -50,7 +51,7 @@ def located(nodes, like):
     for node in nodes:
         gast.copy_location(node, like)
         for child in gast.walk(node):
-            if hasattr(child, "lineno") and getattr(child, "lineno", None) is None:
+            if isinstance(child, (gast.stmt, gast.expr)) and getattr(child, "lineno", None) is None:
                 gast.copy_location(child, like)
     return nodes
 
@@ -82,12 +83,29 @@ class _Rename(gast.NodeTransformer):
         return node
 
 
-class _SumHoister(gast.NodeTransformer):
-    """Replaces ``sum(comprehension)`` in one statement by a fresh name, collecting the loop."""
+class _ComprehensionHoister(gast.NodeTransformer):
+    """Replaces comprehensions in one statement by fresh names, collecting their loops.
+
+    ``sum(e for x in xs)`` becomes a running total; any other list
+    comprehension or generator expression becomes a list built by
+    ``.append`` (a generator is consumed at once: adsrc has no lazy sequences).
+    """
 
     def __init__(self, desugar: "Desugar"):
         self.desugar = desugar
         self.before: list[gast.stmt] = []
+
+    def loops(self, comp, body: list[gast.stmt]) -> list[gast.stmt]:
+        for gen in reversed(comp.generators):
+            if gen.ifs:
+                test = gen.ifs[0] if len(gen.ifs) == 1 else gast.BoolOp(op=gast.And(), values=gen.ifs)
+                body = [gast.If(test=test, body=body, orelse=[])]
+            body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None)]
+        return body
+
+    def hint(self, comp, prefix: str, fallback: str) -> str:
+        first = comp.generators[0].target
+        return f"{prefix}{first.id}" if isinstance(first, gast.Name) else fallback
 
     def visit_Call(self, node: gast.Call):
         func = node.func
@@ -97,17 +115,22 @@ class _SumHoister(gast.NodeTransformer):
         comp = node.args[0]
         start = self.visit(node.args[1]) if len(node.args) > 1 else const(0)
         self.desugar.isolate_targets(comp)
-        first = comp.generators[0].target
-        hint = f"sum_{first.id}" if isinstance(first, gast.Name) else "total"
-        total = self.desugar.namer.fresh(hint)
-        body: list[gast.stmt] = [assign(total, gast.BinOp(left=name(total), op=gast.Add(), right=comp.elt), node)]
-        for gen in reversed(comp.generators):
-            if gen.ifs:
-                test = gen.ifs[0] if len(gen.ifs) == 1 else gast.BoolOp(op=gast.And(), values=gen.ifs)
-                body = [gast.If(test=test, body=body, orelse=[])]
-            body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None)]
-        self.before.extend(located([assign(total, start, node)] + body, node))
+        total = self.desugar.namer.fresh(self.hint(comp, "sum_", "total"))
+        body = [assign(total, gast.BinOp(left=name(total), op=gast.Add(), right=comp.elt), node)]
+        self.before.extend(located([assign(total, start, node)] + self.loops(comp, body), node))
         return name(total)
+
+    def visit_ListComp(self, node):
+        self.desugar.isolate_targets(node)
+        items = self.desugar.namer.fresh(self.hint(node, "list_of_", "items"))
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=name(items), attr="append", ctx=gast.Load()),
+            args=[node.elt], keywords=[]))
+        empty = assign(items, gast.List(elts=[], ctx=gast.Load()), node)
+        self.before.extend(located([empty] + self.loops(node, [append]), node))
+        return name(items)
+
+    visit_GeneratorExp = visit_ListComp
 
 
 class Desugar:
@@ -136,7 +159,7 @@ class Desugar:
                 if any(isinstance(n, (gast.GeneratorExp, gast.ListComp)) for n in gast.walk(stmt.test)):
                     raise UnsupportedSyntax("sum over a comprehension in a while condition",
                                             self.parsed.where(stmt.test))
-            hoister = _SumHoister(self)
+            hoister = _ComprehensionHoister(self)
             for field in ("value", "test", "iter"):
                 if isinstance(stmt, gast.While) and field == "test":
                     continue

@@ -242,6 +242,15 @@ class Reverse:
                 body.append(assign(d, call(self.rt["unthunk"], name(d))))
             for i in active_args:
                 body.append(self.accumulate(prim.args[i].id, call(self.rt["part"], name(d), _clone(prim.keys[i]))))
+        elif prim.kind == "append":
+            needed = []
+            if not self.materialized(target):
+                body.append(assign(d, call(self.rt["unthunk"], name(d))))
+            items, value = prim.args
+            if isinstance(value, gast.Name) and self.act.active(value.id):
+                body.append(self.accumulate(value.id, call(self.rt["part"], name(d), const(-1))))
+            if self.act.active(items.id):
+                body.append(self.accumulate(items.id, call(self.rt["drop_last"], name(d))))
         elif prim.kind == "rule":
             needed = reads + [target]
             if not self.materialized(target):

@@ -58,6 +58,13 @@ def as_tangent(value: Any) -> Any:
     return value if kind is None else kind(value)
 
 
+def drop_last(cotangent: Any) -> Any:
+    """The cotangent of a list before its last item was appended."""
+    if cotangent is zero:
+        return zero
+    return TangentList(cotangent[:-1])
+
+
 def to_tangent(tree: Any) -> Any:
     """A user's (possibly nested) container cotangent as cotangent containers."""
     if isinstance(tree, dict):

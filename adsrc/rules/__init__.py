@@ -1,2 +1,52 @@
-"""Built-in gradient rules, one module per family. Importing this registers them."""
-from . import elementwise, linalg, reductions, shape  # noqa: F401
+"""Built-in gradient rules, one module per family. Importing this registers them.
+
+``builtin_rules()`` lists the rules that adsrc itself defines (as opposed to
+ones a user registered), for the generated tests and docs/rules.md.
+"""
+from __future__ import annotations
+
+from ..registry import rules as _all_rules
+from . import (  # noqa: F401  (imported for their registrations)
+    builtins,
+    decompositions,
+    elementwise,
+    indexing,
+    joins,
+    linalg,
+    norms,
+    pymath,
+    reductions,
+    shape,
+    nondiff,
+)
+from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
+from .reductions import logsumexp  # noqa: F401
+
+FAMILIES = {
+    "elementwise": "Elementwise (NumPy ufuncs and operators)",
+    "pymath": "The math module",
+    "builtins": "Python builtins",
+    "reductions": "Reductions and scans",
+    "linalg": "Products and contractions",
+    "norms": "Norms",
+    "decompositions": "Matrix functions",
+    "shape": "Shape, layout and conversions",
+    "joins": "Joining and splitting",
+    "indexing": "Indexing",
+}
+
+
+def family(rule) -> str:
+    """The family module a rule's vjp functions are defined in, or '' for a user's rule."""
+    for vjp in rule.vjps:
+        if vjp is not None:
+            module = getattr(getattr(vjp, "__wrapped__", vjp), "__module__", "") or ""
+            if module.startswith(__name__ + "."):
+                return module.rsplit(".", 1)[1]
+            return ""
+    return ""
+
+
+def builtin_rules():
+    """The rules defined by adsrc's own rule modules, in registration order."""
+    return [r for r in _all_rules() if family(r)]

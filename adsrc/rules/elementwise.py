@@ -1,32 +1,234 @@
-"""Elementwise operations: arithmetic operators, ufuncs and their ``math`` twins."""
+"""Elementwise NumPy operations: arithmetic operators and ufuncs.
+
+Operators in user code (``+ - * / // % ** unary -``) map to these ufuncs, so
+these rules serve both spellings. Broadcasting is undone with ``unbroadcast``.
+Ties in maximum/minimum (and the fmax/fmin pair) send half the cotangent to each
+side, so the gradient is the average of the two one-sided ones.
+
+``multiply`` declares a batched ``fuse`` form: in ``acc = acc + s_i * x`` every
+contribution to ``x`` shares one cotangent, so k of them are ``g * sum(s_i)``;
+and when every other factor is a scalar, k contributions are one ``tensordot``.
+"""
 from __future__ import annotations
+
+import functools
+import math
 
 import numpy as np
 
-from ..registry import defvjp, register_nondifferentiable
-from ._util import replace_zero, unbroadcast
+from ..registry import defmethod, defvjp, lookup
+from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
 
-# Arithmetic. Operators in user code (+ - * / ** unary -) map to these ufuncs.
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_DEG = 180.0 / math.pi
+_RAD = math.pi / 180.0
+
+# Arithmetic.
 defvjp(np.add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
 defvjp(np.subtract, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g, y))
-defvjp(np.multiply, lambda g, ans, x, y: unbroadcast(g * y, x), lambda g, ans, x, y: unbroadcast(g * x, y))
-defvjp(np.true_divide, lambda g, ans, x, y: unbroadcast(g / y, x), lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
+
+
+def _weak_dtypes(values):
+    """The dtypes of non-Python scalars among ``values`` (Python scalars do not promote)."""
+    return {np.result_type(v) for v in values if not isinstance(v, (int, float))}
+
+
+def _fuse_scaled(side: int):
+    """Batch k contributions ``g_i * other_i`` to the same factor of a product."""
+
+    def fuse(calls):
+        if any(kwargs for _, kwargs in calls):
+            return None
+        gs = [args[0] for args, _ in calls]
+        mine = [args[2 + side] for args, _ in calls]
+        other = [args[3 - side] for args, _ in calls]
+        shape = np.shape(mine[0])
+        if any(np.shape(m) != shape for m in mine):
+            return None
+        if all(g is gs[0] for g in gs) and len({np.shape(o) for o in other}) == 1:
+            return unbroadcast(gs[0] * functools.reduce(np.add, other), mine[0])
+        if all(np.ndim(o) == 0 for o in other) and len({np.shape(g) for g in gs}) == 1:
+            stacked = np.stack(gs)
+            dtype = np.result_type(stacked.dtype, *_weak_dtypes(other))
+            scales = np.array([complex(o) if np.iscomplexobj(o) else float(o) for o in other], dtype=dtype)
+            return unbroadcast(np.tensordot(scales, stacked.astype(dtype, copy=False), axes=1), mine[0])
+        return None
+
+    return fuse
+
+
+defvjp(
+    np.multiply,
+    lambda g, ans, x, y: unbroadcast(g * y, x),
+    lambda g, ans, x, y: unbroadcast(g * x, y),
+    fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)},
+)
+defvjp(np.divide, lambda g, ans, x, y: unbroadcast(g / y, x), lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
 defvjp(
     np.power,
-    lambda g, ans, x, y: unbroadcast(g * y * np.power(x, np.subtract(y, 1)), x),
+    lambda g, ans, x, y: unbroadcast(g * y * np.power(x, y - 1), x),
     lambda g, ans, x, y: unbroadcast(g * ans * np.log(replace_zero(x, 1.0)), y),
 )
+defvjp(
+    np.float_power,
+    lambda g, ans, x, y: cast_like(unbroadcast(g * y * np.float_power(x, y - 1), x), x),
+    lambda g, ans, x, y: cast_like(unbroadcast(g * ans * np.log(replace_zero(x, 1.0)), y), y),
+)
+# x % y == x - floor(x / y) * y; the quotient is piecewise constant.
+defvjp(
+    np.remainder,
+    lambda g, ans, x, y: unbroadcast(g, x),
+    lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y),
+)
+defvjp(np.fmod, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y))
 defvjp(np.negative, lambda g, ans, x: -g)
 defvjp(np.positive, lambda g, ans, x: g)
+defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
+defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
+defvjp(np.copysign, lambda g, ans, x, y: unbroadcast(np.where(np.signbit(y), -g, g) * np.sign(x), x), None)
+defvjp(np.ldexp, lambda g, ans, x, n: unbroadcast(np.ldexp(g, n), x), None)
 
-# Exponentials, logarithms, roots.
+# Roots and powers.
+defvjp(np.sqrt, lambda g, ans, x: g * 0.5 / ans)
+defvjp(np.cbrt, lambda g, ans, x: g / (3.0 * ans * ans))
+defvjp(np.square, lambda g, ans, x: g * 2.0 * x)
+defvjp(np.reciprocal, lambda g, ans, x: -g * ans * ans)
+
+# Exponentials and logarithms.
 defvjp(np.exp, lambda g, ans, x: g * ans)
+defvjp(np.exp2, lambda g, ans, x: g * ans * _LN2)
+defvjp(np.expm1, lambda g, ans, x: g * (ans + 1.0))
 defvjp(np.log, lambda g, ans, x: g / x)
-defvjp(np.sqrt, lambda g, ans, x: g / (2 * ans))
+defvjp(np.log2, lambda g, ans, x: g / (x * _LN2))
+defvjp(np.log10, lambda g, ans, x: g / (x * _LN10))
+defvjp(np.log1p, lambda g, ans, x: g / (x + 1.0))
+defvjp(
+    np.logaddexp,
+    lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
+    lambda g, ans, x, y: unbroadcast(g * np.exp(y - ans), y),
+)
+defvjp(
+    np.logaddexp2,
+    lambda g, ans, x, y: unbroadcast(g * np.exp2(x - ans), x),
+    lambda g, ans, x, y: unbroadcast(g * np.exp2(y - ans), y),
+)
 
 # Trigonometric and hyperbolic.
 defvjp(np.sin, lambda g, ans, x: g * np.cos(x))
 defvjp(np.cos, lambda g, ans, x: -g * np.sin(x))
-defvjp(np.tanh, lambda g, ans, x: g * (1 - ans * ans))
+defvjp(np.tan, lambda g, ans, x: g * (1.0 + ans * ans))
+defvjp(np.arcsin, lambda g, ans, x: g / np.sqrt(1.0 - x * x))
+defvjp(np.arccos, lambda g, ans, x: -g / np.sqrt(1.0 - x * x))
+defvjp(np.arctan, lambda g, ans, x: g / (1.0 + x * x))
+# arctan2(y, x) is the angle of the point (x, y).
+defvjp(
+    np.arctan2,
+    lambda g, ans, y, x: unbroadcast(g * x / (x * x + y * y), y),
+    lambda g, ans, y, x: unbroadcast(-g * y / (x * x + y * y), x),
+)
+defvjp(np.sinh, lambda g, ans, x: g * np.cosh(x))
+defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
+defvjp(np.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
+defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x * x + 1.0))
+defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x * x - 1.0))
+defvjp(np.arctanh, lambda g, ans, x: g / (1.0 - x * x))
+defvjp(np.hypot, lambda g, ans, x, y: unbroadcast(g * x / ans, x), lambda g, ans, x, y: unbroadcast(g * y / ans, y))
+defvjp(np.deg2rad, lambda g, ans, x: g * _RAD)
+defvjp(np.radians, lambda g, ans, x: g * _RAD)
+defvjp(np.rad2deg, lambda g, ans, x: g * _DEG)
+defvjp(np.degrees, lambda g, ans, x: g * _DEG)
 
-register_nondifferentiable(np.floor_divide, np.sign, np.floor, np.ceil, np.round, np.rint)
+
+def _sinc_dx(g, ans, x):
+    """d sinc/dx = (cos(pi x) - sinc(x)) / x, which is 0 at x = 0."""
+    safe = replace_zero(x, 1.0)
+    return g * np.where(x == 0, 0.0, (np.cos(math.pi * x) - ans) / safe)
+
+
+defvjp(np.sinc, _sinc_dx)
+
+
+# Selection: the cotangent goes to the winner; ties split it evenly.
+def _winner(g, x, y, x_wins):
+    return np.where(x == y, g * 0.5, g * x_wins)
+
+
+defvjp(
+    np.maximum,
+    lambda g, ans, x, y: unbroadcast(_winner(g, x, y, x > y), x),
+    lambda g, ans, x, y: unbroadcast(_winner(g, y, x, y > x), y),
+)
+defvjp(
+    np.minimum,
+    lambda g, ans, x, y: unbroadcast(_winner(g, x, y, x < y), x),
+    lambda g, ans, x, y: unbroadcast(_winner(g, y, x, y < x), y),
+)
+# fmax/fmin ignore a NaN operand, so the other one wins.
+defvjp(
+    np.fmax,
+    lambda g, ans, x, y: unbroadcast(_winner(g, x, y, (x > y) | np.isnan(y)), x),
+    lambda g, ans, x, y: unbroadcast(_winner(g, y, x, (y > x) | np.isnan(x)), y),
+)
+defvjp(
+    np.fmin,
+    lambda g, ans, x, y: unbroadcast(_winner(g, x, y, (x < y) | np.isnan(y)), x),
+    lambda g, ans, x, y: unbroadcast(_winner(g, y, x, (y < x) | np.isnan(x)), y),
+)
+
+
+def _bounds(a_min, a_max, kwargs):
+    """clip's bounds from either spelling: ``clip(a, lo, hi)`` or ``clip(a, min=, max=)``."""
+    lo = kwargs.get("min") if no_value(a_min) else a_min
+    hi = kwargs.get("max") if no_value(a_max) else a_max
+    return (None if no_value(lo) else lo), (None if no_value(hi) else hi)
+
+
+def _clip_parts(a, a_min, a_max, kwargs):
+    """Which of a, lo, hi each output element of ``minimum(maximum(a, lo), hi)`` came from."""
+    lo, hi = _bounds(a_min, a_max, kwargs)
+    from_a = np.ones(np.shape(a), dtype=bool) if lo is None else a >= lo
+    clipped = a if lo is None else np.maximum(a, lo)
+    from_hi = np.zeros(np.shape(clipped), dtype=bool) if hi is None else clipped > hi
+    return lo, hi, from_a & ~from_hi, ~from_a & ~from_hi, from_hi
+
+
+def _clip_da(g, ans, a, a_min=None, a_max=None, out=None, **kwargs):
+    """Inside [lo, hi] the cotangent passes through; outside, it goes to the bound."""
+    return unbroadcast(g * _clip_parts(a, a_min, a_max, kwargs)[2], a)
+
+
+def _clip_dlo(g, ans, a, a_min=None, a_max=None, out=None, **kwargs):
+    lo, _, _, to_lo, _ = _clip_parts(a, a_min, a_max, kwargs)
+    return zero if lo is None else unbroadcast(g * to_lo, lo)
+
+
+def _clip_dhi(g, ans, a, a_min=None, a_max=None, out=None, **kwargs):
+    _, hi, _, _, to_hi = _clip_parts(a, a_min, a_max, kwargs)
+    return zero if hi is None else unbroadcast(g * to_hi, hi)
+
+
+defvjp(np.clip, _clip_da, _clip_dlo, _clip_dhi)
+defvjp(
+    np.where,
+    None,
+    lambda g, ans, condition, x, y: unbroadcast(np.where(condition, g, 0), x),
+    lambda g, ans, condition, x, y: unbroadcast(np.where(condition, 0, g), y),
+)
+
+# Real-valued identities and cleanups.
+defvjp(np.conjugate, lambda g, ans, x: np.conjugate(g))
+defvjp(np.real, lambda g, ans, x: np.real(g))
+defvjp(np.nan_to_num, lambda g, ans, x, *args, **kwargs: g * np.isfinite(x))
+
+defmethod("clip", np.clip)
+defmethod("conjugate", np.conjugate)
+defmethod("conj", np.conjugate)
+
+note("d/dy is x**y log x; NaN where x < 0", lookup(np.power), lookup(np.float_power))
+note("the quotient is piecewise constant: d/dy = -quotient", lookup(np.remainder), lookup(np.fmod))
+note("ties send half of g to each side", *(lookup(f) for f in (np.maximum, np.minimum, np.fmax, np.fmin)))
+note("bounds may be arrays, None, or the min=/max= keywords; each gets the gradient where it is active",
+     lookup(np.clip))
+note("the subgradient at 0 is 0", lookup(np.absolute), lookup(np.fabs))
+note("no gradient for the condition", lookup(np.where))

@@ -1,23 +1,90 @@
-"""Linear algebra: matmul/dot, transpose and the norm.
+"""Products and contractions: matmul, dot, einsum and friends, trace/diagonal, cross.
 
-The matmul vjps declare a batched ``fuse`` form: k contributions
+Most contractions are phrased as an einsum and share one vjp, which contracts
+the cotangent with the other operands. Repeated subscripts (``"ii->i"``) put
+the gradient back on the diagonal; subscripts that only one operand uses are
+broadcast back. Ellipsis (``...``) is not supported in einsum subscripts.
+
+The matmul/dot and outer vjps declare a batched ``fuse`` form: k contributions
 ``g_i @ B_iᵀ`` to the same A are one product of the concatenated factors, so
 512 outer products in a loop become one GEMM.
 """
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
-from ..registry import defattribute, defmethod, defvjp
-from ._util import unbroadcast
+from ..registry import defmethod, defvjp, lookup
+from ._util import note, unbroadcast, variadic
+
+_LETTERS = string.ascii_letters
+_MAX_OPERANDS = 6
 
 
+# ---- einsum, the common vjp of the contractions below ----------------------
+def _einsum_terms(subscripts):
+    """Input and output subscripts of an einsum, the output made explicit."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("the gradient of einsum's (operand, sublist) form is not supported")
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise NotImplementedError("the gradient of einsum with ellipsis ('...') is not supported")
+    if "->" in spec:
+        inputs, output = spec.split("->")
+    else:  # implicit mode: labels used once, in alphabetical order
+        inputs = spec
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return inputs.split(","), output
+
+
+def _einsum_grad(g, subscripts, operands, k):
+    """The gradient of ``einsum(subscripts, *operands)`` with respect to operand ``k``."""
+    inputs, output = _einsum_terms(subscripts)
+    target, shape = inputs[k], np.shape(operands[k])
+    labels = list(dict.fromkeys(target))
+    others = [(s, op) for j, (s, op) in enumerate(zip(inputs, operands)) if j != k]
+    seen = set(output).union(*(set(s) for s, _ in others))
+    kept = "".join(c for c in labels if c in seen)
+    g = np.asarray(g, dtype=np.result_type(g, *operands))
+    spec = ",".join([output] + [s for s, _ in others]) + "->" + kept
+    grad = np.einsum(spec, g, *(op for _, op in others), optimize=len(others) > 1)
+    sizes = {c: shape[target.index(c)] for c in labels}
+    if len(kept) < len(labels):  # labels summed inside operand k alone: broadcast back
+        grad = np.reshape(grad, [sizes[c] if c in kept else 1 for c in labels])
+        grad = np.broadcast_to(grad, [sizes[c] for c in labels])
+    if len(labels) == len(target):
+        return grad
+    out = np.zeros(shape, dtype=grad.dtype)  # repeated labels: scatter onto the diagonal
+    index = tuple(
+        np.arange(sizes[c]).reshape([-1 if i == labels.index(c) else 1 for i in range(len(labels))]) for c in target
+    )
+    out[index] = grad
+    return out
+
+
+def _einsum_vjp(k):
+    def vjp(g, ans, subscripts, *operands, **kwargs):
+        return _einsum_grad(g, subscripts, operands, k - 1)
+
+    return vjp
+
+
+defvjp(np.einsum, None, *variadic(_einsum_vjp, _MAX_OPERANDS + 1, ("subscripts", "a", "b", "c", "d", "e", "f"))[1:])
+
+
+def _contract(g, a, b, spec_a, spec_b, spec_out, k):
+    operands = (a, b)
+    return _einsum_grad(g, f"{spec_a},{spec_b}->{spec_out}", operands, k)
+
+
+# ---- matmul and dot --------------------------------------------------------
 def _matmul_da(g, ans, a, b):
     if np.ndim(b) == 1:
-        g_col = np.expand_dims(g, -1)
         if np.ndim(a) == 1:
             return g * b
-        return unbroadcast(g_col * b, a)
+        return unbroadcast(np.expand_dims(g, -1) * b, a)
     if np.ndim(a) == 1:
         return unbroadcast(np.matmul(b, np.expand_dims(g, -1))[..., 0], a)
     return unbroadcast(np.matmul(g, np.swapaxes(b, -1, -2)), a)
@@ -33,12 +100,35 @@ def _matmul_db(g, ans, a, b):
     return unbroadcast(np.matmul(np.swapaxes(a, -1, -2), g), b)
 
 
+def _dot_terms(a, b):
+    """dot as einsum subscripts: the last axis of a against the second-to-last of b."""
+    na, nb = np.ndim(a), np.ndim(b)
+    sa = _LETTERS[:na]
+    sb = list(_LETTERS[na : na + nb])
+    sb[-2 if nb >= 2 else 0] = sa[-1]
+    sb = "".join(sb)
+    return sa, sb, sa[:-1] + "".join(c for c in sb if c != sa[-1])
+
+
+def _dot_vjp(k):
+    matmul_vjp = (_matmul_da, _matmul_db)[k]
+
+    def vjp(g, ans, a, b, out=None):
+        if np.ndim(a) == 0 or np.ndim(b) == 0:
+            return unbroadcast(g * (b, a)[k], (a, b)[k])
+        if np.ndim(a) <= 2 and np.ndim(b) <= 2:
+            return matmul_vjp(g, None, a, b)
+        return _contract(g, a, b, *_dot_terms(a, b), k)
+
+    return vjp
+
+
 def _as_2d_factors(calls, side):
     """Left/right factors of each contribution as 2-D blocks, or None if not batchable."""
     lefts, rights = [], []
     for args, kwargs in calls:
-        g, _, a, b = args
-        if kwargs or np.ndim(a) > 2 or np.ndim(b) > 2:
+        g, _, a, b = args[:4]
+        if kwargs or len(args) > 4 or not 1 <= np.ndim(a) <= 2 or not 1 <= np.ndim(b) <= 2:
             return None
         if side == 0:  # dA = g ⊗ b: rows of g against rows of b
             if np.ndim(a) != 2:
@@ -66,30 +156,209 @@ def _fuse_matmul(side):
     return fuse
 
 
-for _f in (np.matmul, np.dot):
-    defvjp(_f, _matmul_da, _matmul_db, fuse={0: _fuse_matmul(0), 1: _fuse_matmul(1)})
+_MATMUL_FUSE = {0: _fuse_matmul(0), 1: _fuse_matmul(1)}
+defvjp(np.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
+if hasattr(np.linalg, "matmul"):
+    defvjp(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
+defvjp(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)
 
 
-def _transpose_dx(g, ans, x, axes=None):
-    if axes is None:
-        return np.transpose(g)
-    return np.transpose(g, np.argsort(axes))
+# ---- other products --------------------------------------------------------
+def _inner_vjp(k):
+    def vjp(g, ans, a, b):
+        if np.ndim(a) == 0 or np.ndim(b) == 0:
+            return unbroadcast(g * (b, a)[k], (a, b)[k])
+        na, nb = np.ndim(a), np.ndim(b)
+        sa, sb = _LETTERS[:na], _LETTERS[na : na + nb - 1] + _LETTERS[na - 1]
+        return _contract(g, a, b, sa, sb, sa[:-1] + sb[:-1], k)
+
+    return vjp
 
 
-def _norm_dx(g, ans, x, ord=None, axis=None, keepdims=False):
-    if ord not in (None, 2, "fro") or (axis is not None and np.ndim(axis) != 0 and ord == 2):
-        raise NotImplementedError(f"the gradient of linalg.norm with ord={ord!r} is not supported yet")
-    if axis is not None and not keepdims:
-        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-        g = np.expand_dims(g, axes)
-        ans = np.expand_dims(ans, axes)
-    safe = np.where(ans == 0, 1, ans)
-    return g * x / safe
+def _tensordot_axes(a, b, axes):
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        return list(range(np.ndim(a) - n, np.ndim(a))), list(range(n))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if np.ndim(axes_a) == 0 else list(axes_a)
+    axes_b = [axes_b] if np.ndim(axes_b) == 0 else list(axes_b)
+    return [i % np.ndim(a) for i in axes_a], [i % np.ndim(b) for i in axes_b]
 
 
-defvjp(np.transpose, _transpose_dx)
-defvjp(np.linalg.norm, _norm_dx)
+def _tensordot_vjp(k):
+    def vjp(g, ans, a, b, axes=2):
+        axes_a, axes_b = _tensordot_axes(a, b, axes)
+        na, nb = np.ndim(a), np.ndim(b)
+        sa = _LETTERS[:na]
+        sb = list(_LETTERS[na : na + nb])
+        for i, j in zip(axes_a, axes_b):
+            sb[j] = sa[i]
+        out = "".join(c for i, c in enumerate(sa) if i not in axes_a) + "".join(
+            c for j, c in enumerate(sb) if j not in axes_b
+        )
+        return _contract(g, a, b, sa, "".join(sb), out, k)
 
-defattribute("T", np.transpose)
-defmethod("transpose", np.transpose)
+    return vjp
+
+
+def _outer_da(g, ans, a, b, out=None):
+    return np.reshape(g @ np.ravel(b), np.shape(a))
+
+
+def _outer_db(g, ans, a, b, out=None):
+    return np.reshape(np.ravel(a) @ g, np.shape(b))
+
+
+def _fuse_outer(side):
+    """k contributions ``g_i @ b_i`` to one ``a`` are one product of the stacked factors."""
+
+    def fuse(calls):
+        if any(kwargs or len(args) > 4 for args, kwargs in calls):
+            return None
+        mine = {np.shape(args[2 + side]) for args, _ in calls}
+        if len(mine) != 1:
+            return None
+        gs = [args[0] for args, _ in calls]
+        others = [np.ravel(args[3 - side]) for args, _ in calls]
+        if side == 0:
+            total = np.concatenate(gs, axis=1) @ np.concatenate(others)
+        else:
+            total = np.concatenate(others) @ np.concatenate(gs, axis=0)
+        return np.reshape(total, mine.pop())
+
+    return fuse
+
+
+def _kron_vjp(k):
+    def vjp(g, ans, a, b):
+        nd = max(np.ndim(a), np.ndim(b))
+        sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+        sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+        blocks = np.reshape(g, [n for pair in zip(sa, sb) for n in pair])
+        la, lb = _LETTERS[:nd], _LETTERS[nd : 2 * nd]
+        spec = "".join(x + y for x, y in zip(la, lb))
+        grad = _contract(blocks, np.reshape(a, sa), np.reshape(b, sb), la, lb, spec, k)
+        return np.reshape(grad, np.shape((a, b)[k]))
+
+    return vjp
+
+
+def _vdot_vjp(k):
+    def vjp(g, ans, a, b):
+        return np.reshape(g * np.ravel((b, a)[k]), np.shape((a, b)[k]))
+
+    return vjp
+
+
+def _vecdot_vjp(k):
+    def vjp(g, ans, x1, x2, /, *, axis=-1, **kwargs):
+        return unbroadcast(np.expand_dims(g, axis) * (x2, x1)[k], (x1, x2)[k])
+
+    return vjp
+
+
+defvjp(np.inner, *variadic(_inner_vjp, 2, ("a", "b")))
+defvjp(np.tensordot, *variadic(_tensordot_vjp, 2, ("a", "b")))
+defvjp(np.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
+defvjp(np.kron, *variadic(_kron_vjp, 2, ("a", "b")))
+defvjp(np.vdot, *variadic(_vdot_vjp, 2, ("a", "b")))
+if hasattr(np, "vecdot"):
+    defvjp(np.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
+    defvjp(np.linalg.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
+    defvjp(np.linalg.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
+    defvjp(np.linalg.tensordot, *(lambda g, ans, a, b, /, *, axes=2, _v=v: _v(g, None, a, b, axes)
+                                  for v in variadic(_tensordot_vjp, 2, ("a", "b"))))
+
+
+def _multi_dot_darrays(g, ans, arrays, *, out=None):
+    """One gradient per matrix: (product of those before)ᵀ @ g @ (product of those after)ᵀ."""
+    mats = [np.asarray(m) for m in arrays]
+    work = list(mats)
+    if work[0].ndim == 1:
+        work[0] = work[0][None, :]
+    if work[-1].ndim == 1:
+        work[-1] = work[-1][:, None]
+    g = np.reshape(g, (work[0].shape[0], work[-1].shape[1]))
+    before, acc = [None], work[0]
+    for m in work[1:-1]:
+        before.append(acc)
+        acc = acc @ m
+    before.append(acc)
+    after, acc = [None], work[-1]
+    for m in reversed(work[1:-1]):
+        after.append(acc)
+        acc = m @ acc
+    after.append(acc)
+    after.reverse()
+    grads = []
+    for left, right in zip(before, after):
+        d = g if right is None else g @ right.T
+        grads.append(d if left is None else left.T @ d)
+    return [np.reshape(d, m.shape) for d, m in zip(grads, mats)]
+
+
+defvjp(np.linalg.multi_dot, _multi_dot_darrays)
+
+
+# ---- diagonals and triangles -----------------------------------------------
+def _diagonal_scatter(g, shape, offset, axis1, axis2, dtype):
+    """Zeros of ``shape`` with ``g`` written on the ``offset`` diagonal of (axis1, axis2)."""
+    out = np.zeros(shape, dtype=dtype)
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
+    n = min(view.shape[-2] - max(-offset, 0), view.shape[-1] - max(offset, 0))
+    idx = np.arange(max(n, 0))
+    view[..., idx + max(-offset, 0), idx + max(offset, 0)] = g
+    return out
+
+
+def _trace_da(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    a = np.asarray(a)
+    eye = np.eye(a.shape[axis1], a.shape[axis2], k=offset, dtype=np.result_type(a, g))
+    return np.moveaxis(np.asarray(g)[..., None, None] * eye, (-2, -1), (axis1, axis2))
+
+
+def _diagonal_da(g, ans, a, offset=0, axis1=0, axis2=1):
+    return _diagonal_scatter(g, np.shape(a), offset, axis1, axis2, np.result_type(a, g))
+
+
+def _diag_dv(g, ans, v, k=0):
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    return _diagonal_scatter(g, np.shape(v), k, 0, 1, np.result_type(v, g))
+
+
+defvjp(np.trace, _trace_da)
+defvjp(np.diagonal, _diagonal_da)
+defvjp(np.diag, _diag_dv)
+defvjp(np.diagflat, lambda g, ans, v, k=0: np.reshape(np.diagonal(g, k), np.shape(v)))
+defvjp(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
+defvjp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
+if hasattr(np.linalg, "trace"):
+    defvjp(np.linalg.trace, lambda g, ans, x, /, *, offset=0, dtype=None: _trace_da(g, None, x, offset, -2, -1))
+    defvjp(np.linalg.diagonal, lambda g, ans, x, /, *, offset=0: _diagonal_da(g, None, x, offset, -2, -1))
+
+
+# ---- cross product ---------------------------------------------------------
+def _cross_vjp(k):
+    def vjp(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if axis is not None:
+            axisa = axisb = axisc = axis
+        x, y = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
+        if x.shape[-1] != 3 or y.shape[-1] != 3:
+            raise NotImplementedError("the gradient of cross is supported for 3-vectors only")
+        gc = np.moveaxis(g, axisc, -1)
+        grad = np.cross(y, gc) if k == 0 else np.cross(gc, x)
+        return np.moveaxis(unbroadcast(grad, (x, y)[k]), -1, (axisa, axisb)[k])
+
+    return vjp
+
+
+defvjp(np.cross, *variadic(_cross_vjp, 2, ("a", "b")))
+if hasattr(np.linalg, "cross"):
+    defvjp(np.linalg.cross, *(lambda g, ans, a, b, /, *, axis=-1, _v=v: _v(g, None, a, b, axis=axis)
+                              for v in variadic(_cross_vjp, 2, ("a", "b"))))
+
 defmethod("dot", np.dot)
+note("explicit or implicit subscripts, repeated labels, up to 6 operands; no ellipsis", lookup(np.einsum))
+note("3-vectors only", *(lookup(f) for f in (np.cross, getattr(np.linalg, "cross", None)) if lookup(f)))
+note("a list of matrices; returns a list of gradients", lookup(np.linalg.multi_dot))

@@ -1,31 +1,303 @@
-"""Reductions: sum and mean, with axis and keepdims."""
+"""Reductions and scans: sum, mean, prod, max/min, var/std, cumsum/cumprod, logsumexp.
+
+Every reduction takes ``axis`` as None, an int or a tuple, and ``keepdims``.
+max and min split the cotangent evenly between tied maxima (so ``max`` of a
+constant vector sends ``g / n`` to each element). prod and cumprod are exact
+when some inputs are zero (they never divide by an input that is zero).
+
+sum and mean declare a batched ``fuse`` form: k contributions to the same input
+are one broadcast of the summed cotangents.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defmethod, defvjp
+from ..registry import defmethod, defvjp, lookup
+from ._util import fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero, zero
+
+__all__ = ["logsumexp"]
+
+_NO = np._NoValue
 
 
-def _expand(g, x, axis, keepdims):
-    """Reshape a reduced cotangent so that it broadcasts against ``x`` again."""
-    shape = np.shape(x)
-    if axis is None or keepdims:
-        return g
-    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-    return np.expand_dims(g, tuple(a % len(shape) for a in axes))
+def _unsupported_where(where, name):
+    if not no_value(where):
+        raise NotImplementedError(f"the gradient of {name} with where= is not supported")
 
 
-def _sum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
-    return np.broadcast_to(_expand(g, x, axis, keepdims), np.shape(x))
+def _sum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    spread = np.broadcast_to(keep_dims(g, x, axis, keepdims), np.shape(x))
+    return spread if no_value(where) else spread * where
 
 
-def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
-    count = np.size(x) // max(np.size(ans), 1) if np.ndim(x) else 1
-    return np.broadcast_to(_expand(g, x, axis, keepdims) / count, np.shape(x))
+def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
+    spread = keep_dims(g, x, axis, keepdims)
+    if no_value(where):
+        return np.broadcast_to(spread / max(reduced_size(x, axis), 1), np.shape(x))
+    mask = np.broadcast_to(where, np.shape(x))
+    count = np.sum(mask, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
+    return spread * mask / np.maximum(count, 1).astype(np.result_type(x, g))
 
 
-defvjp(np.sum, _sum_dx)
-defvjp(np.mean, _mean_dx)
+def _others_product(x, axes):
+    """For each element, the product of the other elements in its reduction group."""
+    x = np.asarray(x)
+    keep = [i for i in range(x.ndim) if i not in axes]
+    order = keep + list(axes)
+    moved = np.transpose(x, order)
+    flat = np.reshape(moved, moved.shape[: len(keep)] + (-1,))
+    ones = np.ones_like(flat[..., :1])
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), -1), -1)
+    return np.transpose(np.reshape(left * right, moved.shape), np.argsort(order))
 
-defmethod("sum", np.sum)
-defmethod("mean", np.mean)
+
+def _prod_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    _unsupported_where(where, "prod")
+    others = _others_product(x, reduced_axes(axis, np.ndim(x)))
+    if not no_value(initial):
+        others = others * initial
+    return keep_dims(g, x, axis, keepdims) * others
+
+
+def _winners_share(g, ans, x, axis, keepdims, extra_mask=None):
+    """g split evenly among the elements equal to the reduction's result."""
+    x = np.asarray(x)
+    wins = x == keep_dims(ans, x, axis, keepdims)
+    if extra_mask is not None:
+        wins = wins & extra_mask
+    dtype = np.result_type(x, g)
+    count = np.sum(wins, axis=reduced_axes(axis, x.ndim), keepdims=True)
+    share = (keep_dims(g, x, axis, keepdims) * wins).astype(dtype, copy=False)
+    return share / np.maximum(count, 1).astype(dtype)
+
+
+def _max_dx(g, ans, x, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    _unsupported_where(where, "max/min")
+    return _winners_share(g, ans, x, axis, keepdims)
+
+
+def _ptp_dx(g, ans, x, axis=None, out=None, keepdims=_NO):
+    g = keep_dims(g, x, axis, keepdims)
+    high = _winners_share(g, np.max(x, axis=axis, keepdims=True), x, axis, True)
+    low = _winners_share(g, np.min(x, axis=axis, keepdims=True), x, axis, True)
+    return high - low
+
+
+def _ddof(ddof, kwargs):
+    correction = kwargs.get("correction", _NO)
+    return ddof if no_value(correction) else correction
+
+
+def _var_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    _unsupported_where(kwargs.get("where"), "var")
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return keep_dims(g, x, axis, keepdims) * centered * (2.0 / (reduced_size(x, axis) - _ddof(ddof, kwargs)))
+
+
+def _std_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    _unsupported_where(kwargs.get("where"), "std")
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    scale = keep_dims(replace_zero(ans, np.inf), x, axis, keepdims) * (reduced_size(x, axis) - _ddof(ddof, kwargs))
+    return keep_dims(g, x, axis, keepdims) * centered / scale
+
+
+defvjp(np.sum, _sum_dx, fuse={0: fuse_linear(_sum_dx)})
+defvjp(np.mean, _mean_dx, fuse={0: fuse_linear(_mean_dx)})
+defvjp(np.prod, _prod_dx)
+for _f in (np.max, np.min, np.amax, np.amin):
+    defvjp(_f, _max_dx)
+defvjp(np.ptp, _ptp_dx)
+defvjp(np.var, _var_dx)
+defvjp(np.std, _std_dx)
+
+
+# NaN-ignoring variants: NaN entries get no gradient.
+def _nansum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    _unsupported_where(where, "nansum")
+    return keep_dims(g, x, axis, keepdims) * ~np.isnan(x)
+
+
+def _nanmean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
+    _unsupported_where(where, "nanmean")
+    valid = ~np.isnan(x)
+    count = np.sum(valid, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
+    return keep_dims(g, x, axis, keepdims) * valid / np.maximum(count, 1).astype(np.result_type(x, g))
+
+
+def _nanmax_dx(g, ans, x, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    _unsupported_where(where, "nanmax/nanmin")
+    return _winners_share(g, ans, x, axis, keepdims)
+
+
+def _nanprod_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    valid = ~np.isnan(x)
+    return _prod_dx(g, None, np.where(valid, x, 1), axis, keepdims=keepdims, initial=initial, where=where) * valid
+
+
+def _nanvar_parts(x, axis, ddof, kwargs):
+    valid = ~np.isnan(x)
+    centered = np.where(valid, x - np.nanmean(x, axis=axis, keepdims=True), 0)
+    count = np.sum(valid, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
+    return centered, (count - _ddof(ddof, kwargs)).astype(np.result_type(x, 1.0))
+
+
+def _nanvar_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    centered, dof = _nanvar_parts(x, axis, ddof, kwargs)
+    return keep_dims(g, x, axis, keepdims) * centered * 2.0 / dof
+
+
+def _nanstd_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    centered, dof = _nanvar_parts(x, axis, ddof, kwargs)
+    return keep_dims(g, x, axis, keepdims) * centered / (dof * keep_dims(replace_zero(ans, np.inf), x, axis, keepdims))
+
+
+defvjp(np.nansum, _nansum_dx)
+defvjp(np.nanmean, _nanmean_dx)
+defvjp(np.nanmax, _nanmax_dx)
+defvjp(np.nanmin, _nanmax_dx)
+defvjp(np.nanprod, _nanprod_dx)
+defvjp(np.nanvar, _nanvar_dx)
+defvjp(np.nanstd, _nanstd_dx)
+
+
+def _average_parts(a, axis, weights):
+    """Weights shaped to broadcast against ``a``, and their sum along ``axis``."""
+    a = np.asarray(a)
+    w = np.asarray(weights)
+    if w.shape != a.shape:  # 1-D weights along one axis
+        w = np.reshape(w, [n if i == axis % a.ndim else 1 for i, n in enumerate(a.shape)])
+    return w, np.sum(np.broadcast_to(w, a.shape), axis=axis, keepdims=True)
+
+
+def _average_da(g, ans, a, axis=None, weights=None, returned=False, *, keepdims=_NO):
+    if returned:
+        g = g[0]
+        if is_zero(g):
+            return zero
+    if weights is None:
+        return _mean_dx(g, None, a, axis, keepdims=keepdims)
+    w, total = _average_parts(a, axis, weights)
+    return keep_dims(g, a, axis, keepdims) * w / total
+
+
+def _average_dweights(g, ans, a, axis=None, weights=None, returned=False, *, keepdims=_NO):
+    g_sum = 0.0
+    if returned:
+        (g, g_sum), ans = g, ans[0]
+        g_sum = 0.0 if is_zero(g_sum) else keep_dims(g_sum, a, axis, keepdims)
+        g = np.zeros(np.shape(ans)) if is_zero(g) else g
+    w, total = _average_parts(a, axis, weights)
+    full = keep_dims(g, a, axis, keepdims) * (a - keep_dims(ans, a, axis, keepdims)) / total + g_sum
+    full = np.broadcast_to(full, np.shape(a))
+    if np.shape(weights) == np.shape(a):
+        return full
+    return np.sum(full, axis=tuple(i for i in range(np.ndim(a)) if i != axis % np.ndim(a)))
+
+
+defvjp(np.average, _average_da, None, _average_dweights)
+
+
+# Scans.
+def _reverse_cumsum(g, axis):
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def _cumsum_dx(g, ans, x, axis=None, dtype=None, out=None):
+    if axis is None:
+        return np.reshape(_reverse_cumsum(np.ravel(g), 0), np.shape(x))
+    return _reverse_cumsum(g, axis)
+
+
+def _cumprod_dx(g, ans, x, axis=None, dtype=None, out=None):
+    """sum_{j>=i} g_j ans_j / x_i; when an input is zero, an exact O(n^2) fallback."""
+    x = np.asarray(x)
+    if axis is None:
+        return np.reshape(_cumprod_dx(np.ravel(g), np.ravel(ans), np.ravel(x), 0), x.shape)
+    if np.all(x != 0):
+        return _reverse_cumsum(g * ans, axis) / x
+    xs, gs = np.moveaxis(x, axis, -1), np.moveaxis(np.asarray(g), axis, -1)
+    out = np.zeros(xs.shape, dtype=np.result_type(x, g))
+    for i in range(xs.shape[-1]):
+        without = xs.copy()
+        without[..., i] = 1
+        out[..., i] = np.sum((gs * np.cumprod(without, -1))[..., i:], -1)
+    return np.moveaxis(out, -1, axis)
+
+
+def _drop_initial(g, x, axis, include_initial):
+    return np.delete(g, 0, axis=0 if axis is None else axis) if include_initial else g
+
+
+def _cumulative_sum_dx(g, ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumsum_dx(_drop_initial(g, x, axis, include_initial), None, x, 0 if axis is None else axis)
+
+
+def _cumulative_prod_dx(g, ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    axis = 0 if axis is None else axis
+    g, ans = (_drop_initial(v, x, axis, include_initial) for v in (g, ans))
+    return _cumprod_dx(g, ans, x, axis)
+
+
+defvjp(np.cumsum, _cumsum_dx)
+defvjp(np.cumprod, _cumprod_dx)
+if hasattr(np, "cumulative_sum"):
+    defvjp(np.cumulative_sum, _cumulative_sum_dx)
+    defvjp(np.cumulative_prod, _cumulative_prod_dx)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x), axis))`` without overflow: the maximum is factored out first.
+
+    Differentiable with adsrc (its gradient is the softmax of ``x``).
+    """
+    x = np.asarray(x)
+    shift = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
+    shift = np.where(np.isfinite(shift), shift, 0)
+    out = np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    if keepdims:
+        return out
+    out = np.squeeze(out, axis=reduced_axes(axis, x.ndim))
+    return out[()] if out.ndim == 0 else out
+
+
+def _logsumexp_dx(g, ans, x, axis=None, keepdims=False):
+    return keep_dims(g, x, axis, keepdims) * np.exp(x - keep_dims(ans, x, axis, keepdims))
+
+
+defvjp(logsumexp, _logsumexp_dx)
+
+for _name, _f in [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
+                  ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod)]:
+    defmethod(_name, _f)
+
+
+def _diff_da(g, ans, a, n=1, axis=-1, prepend=_NO, append=_NO):
+    """Apply the adjoint of one forward difference n times, then drop prepend/append."""
+    g = np.asarray(g)
+    for _ in range(n):
+        pad = [(0, 0)] * g.ndim
+        pad[axis % g.ndim] = (1, 0)
+        before = np.pad(g, pad)
+        pad[axis % g.ndim] = (0, 1)
+        g = before - np.pad(g, pad)
+    axis = axis % g.ndim
+    start = 0 if no_value(prepend) else (np.shape(prepend)[axis] if np.ndim(prepend) else 1)
+    index = [slice(None)] * g.ndim
+    index[axis] = slice(start, start + np.shape(a)[axis])
+    return g[tuple(index)]
+
+
+defvjp(np.diff, _diff_da)
+
+note("ties split g evenly among the maxima/minima",
+     *(lookup(f) for f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp)))
+note("exact with zeros in the input (products of the others, no division)", lookup(np.prod), lookup(np.nanprod))
+note("exact with zeros (an O(n^2) path is used when an input is 0)", lookup(np.cumprod))
+note("ddof and correction=", *(lookup(f) for f in (np.var, np.std, np.nanvar, np.nanstd)))
+note("NaN entries get no gradient", lookup(np.nansum), lookup(np.nanmean))
+note("weights, when passed positionally, are differentiable; returned=True takes a tuple cotangent",
+     lookup(np.average))
+note("a public function: adsrc.rules.reductions.logsumexp(x, axis=None, keepdims=False)", lookup(logsumexp))
+note("where= is supported", lookup(np.sum), lookup(np.mean))
+note("n, prepend and append", lookup(np.diff))

@@ -1,44 +1,225 @@
-"""Shape and indexing: reshape and subscripting (``x[i]``, ``x[a:b, ::2]``).
+"""Shape and layout: reshape, transpose and axis moves, tiling, flips, padding, conversions.
 
-Subscripting declares an in-place form: a row scattered into a matrix is added
-straight into the accumulator's buffer, so a loop over the rows of ``x``
-costs O(size of x), not O(rows x size of x).
+Each vjp undoes the layout change on the cotangent (reshape back, inverse
+permutation, sum over tiles and repeats, slice the padding off). Array methods
+whose signature differs from the function's (``x.reshape(2, 3)``,
+``x.transpose(1, 0)``, ``x.astype(np.float32)``) are accepted in both
+spellings. ``flatten`` and ``astype`` have no NumPy function of the method's
+signature, so this module defines them as primitives of its own.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from ..registry import defmethod, defvjp
+from ..registry import defattribute, defmethod, defvjp, lookup
+from ._util import cast_like, is_zero, note, unbroadcast, variadic, zero
+
+__all__ = ["flatten", "astype", "item"]
 
 
-def _reshape_dx(g, ans, x, *shape, **kwargs):
-    return np.reshape(g, np.shape(x))
+def flatten(a, order="C"):
+    """``a.flatten(order)``: a 1-D copy (the primitive behind the ``flatten`` method)."""
+    return np.asarray(a).flatten(order)
 
 
-def _is_basic(index) -> bool:
-    """True when ``index`` selects each element at most once (no fancy indexing)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(
-        p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts
-    )
+def astype(x, dtype, *args, **kwargs):
+    """``x.astype(dtype, ...)`` (the primitive behind the ``astype`` method)."""
+    return np.asarray(x).astype(dtype, *args, **kwargs)
 
 
-def _getitem_add_into(buffer, g, ans, x, index):
-    if _is_basic(index):
-        buffer[index] += g
-    else:
-        np.add.at(buffer, index, g)
+def item(x, *args):
+    """``x.item(*args)``: one element as a Python scalar."""
+    return np.asarray(x).item(*args)
 
 
-def _getitem_dx(g, ans, x, index):
-    out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
-    _getitem_add_into(out, g, ans, x, index)
-    return out
+def _order(args, kwargs):
+    """The memory order a reshape/ravel was given, positionally or by keyword."""
+    order = kwargs.get("order", "C")
+    for value in args:
+        if isinstance(value, str):
+            order = value
+    return order if order in ("C", "F") else "C"
+
+
+def _reshape_dx(g, ans, x, *args, **kwargs):
+    return np.reshape(g, np.shape(x), order=_order(args, kwargs))
+
+
+def _transpose_dx(g, ans, x, *axes, **kwargs):
+    """Inverse permutation; ``axes`` may be one tuple, separate ints, or absent."""
+    axes = kwargs.get("axes", axes[0] if len(axes) == 1 else axes or None)
+    if axes is None:
+        return np.transpose(g)
+    return np.transpose(g, np.argsort([a % np.ndim(x) for a in axes]))
+
+
+def _rollaxis_dx(g, ans, a, axis, start=0):
+    n = np.ndim(a)
+    order = list(range(n))
+    axis, start = axis % n, start + n if start < 0 else start
+    order.remove(axis)
+    order.insert(start - 1 if axis < start else start, axis)
+    return np.transpose(g, np.argsort(order))
+
+
+def _atleast_vjp(k):
+    def vjp(g, ans, *arys):
+        mine = g[k] if len(arys) > 1 else g
+        return zero if is_zero(mine) else np.reshape(mine, np.shape(arys[k]))
+
+    return vjp
 
 
 defvjp(np.reshape, _reshape_dx)
-defvjp(operator.getitem, _getitem_dx, None, add_into={0: _getitem_add_into}, name="getitem")
+defvjp(np.ravel, _reshape_dx)
+defvjp(flatten, _reshape_dx)
+defvjp(np.transpose, _transpose_dx)
+defvjp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
+defvjp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
+defvjp(np.rollaxis, _rollaxis_dx)
+defvjp(np.expand_dims, lambda g, ans, a, axis: np.reshape(g, np.shape(a)))
+defvjp(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
+defvjp(np.broadcast_to, lambda g, ans, array, shape, subok=False: unbroadcast(g, array))
+for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    defvjp(_f, *variadic(_atleast_vjp, 3, ("a", "b", "c")))
+if hasattr(np, "matrix_transpose"):
+    defvjp(np.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
+    defvjp(np.linalg.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
 
-defmethod("reshape", np.reshape)
+
+# ---- copies and conversions ------------------------------------------------
+def _array_dobject(g, ans, obj, *args, **kwargs):
+    """Split the cotangent back into the nested lists the array was built from."""
+    if isinstance(obj, (list, tuple)):
+        return [_array_dobject(g[i], None, item) for i, item in enumerate(obj)]
+    return cast_like(np.reshape(g, np.shape(obj)), obj)
+
+
+def _item_dx(g, ans, x, *args):
+    out = np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
+    if args:
+        index = args[0] if len(args) == 1 else args
+        if isinstance(index, tuple):
+            out[index] = g
+        else:
+            out.flat[index] = g
+    else:
+        out[...] = g
+    return out
+
+
+for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
+    defvjp(_f, _array_dobject)
+defvjp(np.copy, lambda g, ans, a, *args, **kwargs: g)
+defvjp(astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
+if hasattr(np, "astype"):
+    defvjp(np.astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
+defvjp(item, _item_dx)
+
+
+# ---- tiling, repeating, reordering -----------------------------------------
+def _tile_dA(g, ans, A, reps):
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    nd = max(len(reps), np.ndim(A))
+    shape = (1,) * (nd - np.ndim(A)) + np.shape(A)
+    reps = (1,) * (nd - len(reps)) + reps
+    blocks = np.reshape(g, [n for pair in zip(reps, shape) for n in pair])
+    return np.reshape(np.sum(blocks, axis=tuple(range(0, 2 * nd, 2))), np.shape(A))
+
+
+def _repeat_da(g, ans, a, repeats, axis=None):
+    a_shape = np.shape(a)
+    if axis is None:
+        g, axis, shape = np.ravel(g), 0, (int(np.prod(a_shape, dtype=np.int64)),)
+    else:
+        axis, shape = axis % len(a_shape), a_shape
+    if np.ndim(repeats) == 0 or np.size(repeats) == 1:
+        r = int(np.ravel(repeats)[0])
+        split = np.reshape(g, shape[:axis] + (shape[axis], r) + shape[axis + 1 :])
+        return np.reshape(np.sum(split, axis=axis + 1), a_shape)
+    owners = np.repeat(np.arange(shape[axis]), repeats)
+    out = np.zeros(shape[:axis] + (shape[axis],) + shape[axis + 1 :], dtype=np.result_type(a, g))
+    np.add.at(np.moveaxis(out, axis, 0), owners, np.moveaxis(g, axis, 0))
+    return np.reshape(out, a_shape)
+
+
+def _roll_da(g, ans, a, shift, axis=None):
+    back = -shift if np.ndim(shift) == 0 else tuple(-s for s in shift)
+    return np.roll(g, back, axis)
+
+
+def _pad_darray(g, ans, array, pad_width, mode="constant", **kwargs):
+    """Constant padding: slice it off. Modes that copy input entries: scatter the copies back."""
+    ndim = np.ndim(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (ndim, 2))
+    if mode == "constant":
+        return g[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(array)))]
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"the gradient of pad with mode={mode!r} is not supported")
+    source = np.pad(np.arange(np.size(array)).reshape(np.shape(array)), widths, mode=mode, **kwargs)
+    flat = np.bincount(source.ravel(), weights=np.ravel(g), minlength=np.size(array))
+    return np.reshape(flat.astype(np.result_type(array, g), copy=False), np.shape(array))
+
+
+def _sort_da(g, ans, a, axis=-1, kind=None, order=None):
+    if axis is None:
+        return np.reshape(_sort_da(g, None, np.ravel(a), -1), np.shape(a))
+    perm = np.argsort(a, axis=axis, kind="stable")
+    out = np.zeros(np.shape(a), dtype=np.result_type(a, g))
+    np.put_along_axis(out, perm, g, axis=axis)
+    return out
+
+
+defvjp(np.tile, _tile_dA)
+defvjp(np.repeat, _repeat_da)
+defvjp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
+defvjp(np.fliplr, lambda g, ans, m: np.fliplr(g))
+defvjp(np.flipud, lambda g, ans, m: np.flipud(g))
+defvjp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, -k, axes))
+defvjp(np.roll, _roll_da)
+defvjp(np.pad, _pad_darray)
+defvjp(np.sort, _sort_da)
+
+
+def _linspace_vjp(k):
+    """start/stop of linspace: the output is start + t (stop - start), t from 0 to 1."""
+
+    def vjp(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
+        steps = max(num - 1 if endpoint else num, 1)
+        g_step = 0.0
+        if retstep:
+            g, g_step = g
+            g_step = 0.0 if is_zero(g_step) else g_step / steps
+            if is_zero(g):
+                return unbroadcast(np.asarray(g_step if k == 1 else -g_step), (start, stop)[k])
+        t = np.arange(num) / steps
+        shape = [num if i == axis % np.ndim(g) else 1 for i in range(np.ndim(g))]
+        t = np.reshape(t, shape).astype(np.result_type(g, 1.0))
+        weight = t if k == 1 else 1.0 - t
+        total = np.sum(g * weight, axis=axis) + (g_step if k == 1 else -g_step)
+        return unbroadcast(total, (start, stop)[k])
+
+    return vjp
+
+
+defvjp(np.linspace, *variadic(_linspace_vjp, 2, ("start", "stop")))
+
+# ---- array methods and attributes -------------------------------------------
+defattribute("T", np.transpose)
+defattribute("real", np.real)
+defattribute("mT", np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)
+for _name, _f in [("reshape", np.reshape), ("transpose", np.transpose), ("ravel", np.ravel),
+                  ("flatten", flatten), ("copy", np.copy), ("astype", astype), ("squeeze", np.squeeze),
+                  ("swapaxes", np.swapaxes), ("repeat", np.repeat), ("item", item)]:
+    defmethod(_name, _f)
+
+note("of (nested) lists of values: returns (nested) lists of gradients",
+     *(lookup(f) for f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray)))
+note("modes constant, edge, reflect, symmetric, wrap", lookup(np.pad))
+note("the primitive behind x.flatten()", lookup(flatten))
+note("the primitive behind x.astype(); the gradient keeps the input's dtype", lookup(astype))
+note("the primitive behind x.item()", lookup(item))
+note("with several arrays, the cotangent is a tuple",
+     *(lookup(f) for f in (np.atleast_1d, np.atleast_2d, np.atleast_3d)))
+note("ties take the stable argsort order", lookup(np.sort))
+note("start and stop; retstep=True takes a tuple cotangent", lookup(np.linspace))

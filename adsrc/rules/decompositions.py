@@ -1,0 +1,130 @@
+"""Matrix functions: inv, det, slogdet, solve, matrix_power, cholesky, eigh, svdvals.
+
+All of them work on stacks of matrices (the last two axes). ``slogdet`` and
+``eigh`` return tuples, so their cotangent is a tuple too, whose entries may
+be ``adsrc.zero``.
+
+cholesky, eigh and eigvalsh read only one triangle of their input (the lower
+one by default), so their gradient lives on that triangle: it is the gradient
+of the function NumPy actually computes. For an input built symmetric
+(``A = B @ B.T``) this gives the same gradient for ``B`` as the usual
+symmetric convention.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import defvjp, lookup
+from ._util import is_zero, note, unbroadcast, zero
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _inv_da(g, ans, a):
+    return -_mT(ans) @ g @ _mT(ans)
+
+
+def _det_da(g, ans, a):
+    scale = np.expand_dims(np.asarray(g) * ans, (-2, -1))
+    return scale * _mT(np.linalg.inv(a))
+
+
+def _slogdet_da(g, ans, a):
+    g_logdet = g[1] if isinstance(g, (tuple, list)) else g
+    if is_zero(g_logdet):
+        return zero
+    return np.expand_dims(g_logdet, (-2, -1)) * _mT(np.linalg.inv(a))
+
+
+def _solve_db(g, ans, a, b):
+    if np.ndim(b) == 1:
+        return unbroadcast(np.linalg.solve(_mT(a), np.asarray(g)[..., None])[..., 0], b)
+    return unbroadcast(np.linalg.solve(_mT(a), g), b)
+
+
+def _solve_da(g, ans, a, b):
+    gb = np.linalg.solve(_mT(a), np.asarray(g)[..., None] if np.ndim(b) == 1 else g)
+    x = np.asarray(ans)[..., None] if np.ndim(b) == 1 else ans
+    return unbroadcast(-gb @ _mT(x), a)
+
+
+def _power_grad(g, a, n):
+    """sum over k of (aᵀ)^k g (aᵀ)^(n-1-k): the gradient of a^n for n >= 0."""
+    powers = [np.broadcast_to(np.eye(np.shape(a)[-1], dtype=np.result_type(a, g)), np.shape(a))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ a)
+    total = np.zeros(np.shape(a), dtype=np.result_type(a, g))
+    for k in range(n):
+        total = total + _mT(powers[k]) @ g @ _mT(powers[n - 1 - k])
+    return total
+
+
+def _matrix_power_da(g, ans, a, n):
+    if n >= 0:
+        return _power_grad(g, a, n)
+    inverse = np.linalg.inv(a)
+    return -_mT(inverse) @ _power_grad(g, inverse, -n) @ _mT(inverse)
+
+
+def _fold_onto_triangle(sym, lower=True):
+    """A gradient w.r.t. a symmetric matrix, moved onto the one triangle that is read."""
+    both = sym + _mT(sym)
+    diagonal = np.eye(np.shape(sym)[-1], dtype=sym.dtype) * sym
+    return (np.tril(both, -1) if lower else np.triu(both, 1)) + diagonal
+
+
+def _cholesky_da(g, ans, a, /, *, upper=False):
+    """Φ(Lᵀ Ḡ) conjugated by L⁻¹ (Murray 2016), folded onto the triangle that was read."""
+    low = _mT(ans) if upper else ans
+    g_low = _mT(g) if upper else g
+    inner = _mT(low) @ g_low
+    phi = np.tril(inner) - 0.5 * np.eye(np.shape(inner)[-1], dtype=inner.dtype) * inner
+    inv_low = np.linalg.inv(low)
+    sym = _mT(inv_low) @ phi @ inv_low
+    return _fold_onto_triangle(0.5 * (sym + _mT(sym)), lower=not upper)
+
+
+def _eigh_da(g, ans, a, UPLO="L"):
+    """V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ with F_ij = 1 / (w_j - w_i); eigenvalues must be distinct."""
+    w, v = ans
+    g_w, g_v = g if isinstance(g, (tuple, list)) else (g, zero)
+    dtype = np.result_type(a, *(x for x in (g_w, g_v) if not is_zero(x)))
+    inner = np.zeros(np.shape(a), dtype=dtype)
+    if not is_zero(g_w):
+        inner = inner + np.expand_dims(g_w, -1) * np.eye(np.shape(a)[-1], dtype=dtype)
+    if not is_zero(g_v):
+        gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+        off = ~np.eye(np.shape(a)[-1], dtype=bool)
+        f = np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0).astype(dtype, copy=False)
+        inner = inner + f * (_mT(v) @ g_v)
+    full = v @ inner @ _mT(v)
+    return _fold_onto_triangle(0.5 * (full + _mT(full)), lower=UPLO.upper() == "L")
+
+
+def _eigvalsh_da(g, ans, a, UPLO="L"):
+    v = np.linalg.eigh(a, UPLO)[1]
+    return _eigh_da((g, zero), (ans, v), a, UPLO)
+
+
+def _svdvals_dx(g, ans, x, /):
+    u, _, vh = np.linalg.svd(x, full_matrices=False)
+    return (u * np.expand_dims(g, -2)) @ vh
+
+
+defvjp(np.linalg.inv, _inv_da)
+defvjp(np.linalg.det, _det_da)
+defvjp(np.linalg.slogdet, _slogdet_da)
+defvjp(np.linalg.solve, _solve_da, _solve_db)
+defvjp(np.linalg.matrix_power, _matrix_power_da, None)
+defvjp(np.linalg.cholesky, _cholesky_da)
+defvjp(np.linalg.eigh, _eigh_da)
+defvjp(np.linalg.eigvalsh, _eigvalsh_da)
+if hasattr(np.linalg, "svdvals"):
+    defvjp(np.linalg.svdvals, _svdvals_dx)
+
+note("the gradient lives on the triangle NumPy reads (lower by default)",
+     lookup(np.linalg.cholesky), lookup(np.linalg.eigh), lookup(np.linalg.eigvalsh))
+note("the cotangent is a tuple (g_sign, g_logdet)", lookup(np.linalg.slogdet))
+note("integer n, negative n through the inverse", lookup(np.linalg.matrix_power))

@@ -1,0 +1,92 @@
+"""Vector and matrix norms: linalg.norm, linalg.vector_norm, linalg.matrix_norm.
+
+Vector norms support ord None/2, 1, inf, -inf, 0 (zero gradient) and any other
+p; they reduce over one axis or a tuple of axes. Matrix norms support 'fro',
+'nuc', 2, -2 (through the SVD), 1, -1, inf and -inf. Where several entries
+attain a max-type norm (ties in inf, column sums in 1), the cotangent is split
+evenly among them, as in max. At x = 0 the 2-norm's gradient is taken as 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import defvjp, lookup
+from ._util import keep_dims, note, reduced_axes, replace_zero
+
+
+def _split_ties(g, x, hits, axes):
+    dtype = np.result_type(x, g)
+    count = np.sum(hits, axis=axes, keepdims=True)
+    return (g * hits).astype(dtype, copy=False) / np.maximum(count, 1).astype(dtype)
+
+
+def _vector_grad(g, ans, x, ord, axes):
+    """Gradient of a vector norm over ``axes``; ``g`` and ``ans`` already keep those axes."""
+    x = np.asarray(x)
+    if ord is None or ord == 2:
+        return g * x / replace_zero(ans, 1.0)
+    if ord == 1:
+        return g * np.sign(x)
+    if ord == 0:
+        return np.zeros(x.shape, dtype=np.result_type(x, g))
+    if np.isinf(ord):
+        return _split_ties(g * np.sign(x), x, np.abs(x) == ans, axes)
+    p = float(ord)
+    return g * np.sign(x) * np.abs(x) ** (p - 1.0) / replace_zero(ans, 1.0) ** (p - 1.0)
+
+
+def _matrix_grad(g, ans, x, ord, axes):
+    """Gradient of a matrix norm over the axis pair ``axes`` (given as passed, in order)."""
+    x = np.asarray(x)
+    row, col = axes
+    if ord in (None, "fro"):
+        return g * x / replace_zero(ans, 1.0)
+    if ord in ("nuc", 2, -2):
+        moved = np.moveaxis(x, (row, col), (-2, -1))
+        u, _, vh = np.linalg.svd(moved, full_matrices=False)
+        if ord == "nuc":
+            direction = u @ vh
+        else:
+            i = 0 if ord == 2 else -1  # singular values come sorted, largest first
+            direction = u[..., :, [i]] @ vh[..., [i], :]
+        return g * np.moveaxis(direction, (-2, -1), (row, col))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, across = (row, col) if ord in (1, -1) else (col, row)
+        sums = np.sum(np.abs(x), axis=summed, keepdims=True)
+        return _split_ties(g * np.sign(x), x, np.broadcast_to(sums == ans, x.shape), (across,))
+    raise NotImplementedError(f"the gradient of the matrix norm with ord={ord!r} is not supported")
+
+
+def _norm_dx(g, ans, x, ord=None, axis=None, keepdims=False):
+    ndim = np.ndim(x)
+    if axis is None and ord is None:
+        axes = tuple(range(ndim))
+        return _vector_grad(keep_dims(g, x, None, keepdims), keep_dims(ans, x, None, keepdims), x, None, axes)
+    if axis is None:
+        axis = tuple(range(ndim))
+    axis = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    g, ans = keep_dims(g, x, axis, keepdims), keep_dims(ans, x, axis, keepdims)
+    if len(axis) == 1:
+        return _vector_grad(g, ans, x, ord, reduced_axes(axis, ndim))
+    return _matrix_grad(g, ans, x, ord, tuple(a % ndim for a in axis))
+
+
+def _vector_norm_dx(g, ans, x, /, *, axis=None, keepdims=False, ord=2):
+    g, ans = keep_dims(g, x, axis, keepdims), keep_dims(ans, x, axis, keepdims)
+    return _vector_grad(g, ans, x, ord, reduced_axes(axis, np.ndim(x)))
+
+
+def _matrix_norm_dx(g, ans, x, /, *, keepdims=False, ord="fro"):
+    axes = (np.ndim(x) - 2, np.ndim(x) - 1)
+    g, ans = keep_dims(g, x, axes, keepdims), keep_dims(ans, x, axes, keepdims)
+    return _matrix_grad(g, ans, x, ord, axes)
+
+
+defvjp(np.linalg.norm, _norm_dx)
+if hasattr(np.linalg, "vector_norm"):
+    defvjp(np.linalg.vector_norm, _vector_norm_dx)
+    defvjp(np.linalg.matrix_norm, _matrix_norm_dx)
+
+note("vectors: ord None/2, 1, inf, -inf, 0, p; matrices: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf; "
+     "ties split evenly", *(lookup(f) for f in (np.linalg.norm, getattr(np.linalg, "vector_norm", None),
+                                                getattr(np.linalg, "matrix_norm", None)) if lookup(f)))
