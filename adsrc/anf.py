@@ -165,6 +165,8 @@ class ANF:
             and loop.iter.func.id == "range"
         if not is_range and self.activity.active(target) and self.is_varied(loop.iter):
             seq = self.expr(loop.iter)
+            if isinstance(seq, gast.Name):
+                self.single_use.discard(seq.id)  # read in every iteration
             index = self.namer.fresh("i")
             loop.iter = call("range", call("len", seq))
             gast.copy_location(loop.iter, loop)
@@ -207,6 +209,7 @@ class ANF:
                 atoms.append(atom)
         else:
             whole = self.expr(value)
+            self.single_use.discard(whole.id)  # read once per target
             atoms = [gast.Subscript(value=whole, slice=const(i), ctx=gast.Load()) for i in range(len(names))]
         for t, atom in zip(names, atoms):
             self.expr_into(atom, t)
@@ -315,7 +318,11 @@ class ANF:
         obj = self.resolve_callee(func)
         label = _source_of(func)
         if obj is None:
-            raise NoGradientRule(f"{label}()" if method else label, self.where(node))
+            if method:
+                raise NoGradientRule(f"the method .{func.attr}()", self.where(node),
+                                     f"adsrc.registry.defmethod({func.attr!r}, f) with a function f "
+                                     f"that has a rule")
+            raise NoGradientRule(label, self.where(node))
         args = [self.expr(a) for a in node.args]
         keywords = self.keywords(node.keywords)
         if method:

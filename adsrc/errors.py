@@ -30,14 +30,14 @@ class UnsupportedSyntax(AdsrcError):
 class NoGradientRule(AdsrcError):
     """A call to a function that has no adjoint rule and no Python source."""
 
-    def __init__(self, name: str, where: str):
+    def __init__(self, name: str, where: str, remedy: str = ""):
         self.name = name
         self.where = where
-        super().__init__(
-            f"{where}: no gradient rule for {name}; register one with "
+        remedy = remedy or (
             f"@adsrc.register_adjoint({name}) (see docs/rules.md), or mark it "
             f"with adsrc.register_nondifferentiable({name}) if its gradient is zero"
         )
+        super().__init__(f"{where}: no gradient rule for {name}; register one with {remedy}")
 
 
 class NonScalarOutput(AdsrcError):

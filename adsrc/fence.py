@@ -74,6 +74,7 @@ _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.Call, gast.Attribute,
     gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
     gast.IfExp, gast.JoinedStr, gast.FormattedValue, gast.keyword, gast.comprehension,
+    gast.ListComp, gast.GeneratorExp,
 )
 _OTHER = (
     gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop,
@@ -87,6 +88,46 @@ class SyntaxFence(gast.NodeVisitor):
         self.parsed = parsed
         self.locals = {n.id for n in gast.walk(parsed.node)
                        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+
+    def growable_lists(self) -> set[str]:
+        """Local lists that ``.append`` may grow: built here from a list literal or a
+        comprehension, and never given a second name (so no alias sees the growth)."""
+        built, aliased = set(), set()
+        for node in gast.walk(self.parsed.node):
+            if isinstance(node, gast.Assign):
+                value = node.value
+                names = [n.id for n in gast.walk(node.targets[0]) if isinstance(n, gast.Name)]
+                if isinstance(value, (gast.List, gast.ListComp)):
+                    built.update(names)
+                elif isinstance(value, gast.Name):
+                    aliased.add(value.id)
+                    aliased.update(names)
+            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)):
+                elts = node.values if isinstance(node, gast.Dict) else node.elts
+                aliased.update(e.id for e in elts if isinstance(e, gast.Name))
+        params = {a.id for a in self.parsed.node.args.args + self.parsed.node.args.kwonlyargs
+                  + self.parsed.node.args.posonlyargs}
+        return built - aliased - params
+
+    def visit_Expr(self, node: gast.Expr) -> None:
+        call = node.value
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
+                and isinstance(call.func.value, gast.Name) and len(call.args) == 1 and not call.keywords:
+            if call.func.value.id in self.growable_lists():
+                self.visit(call.args[0])
+                return
+            self.fail(node, "the in-place method .append() on a list not built in this function "
+                      "(or given a second name)", "build the list here, from [] or a comprehension")
+        self.generic_visit(node)
+
+    def visit_ListComp(self, node: gast.ListComp) -> None:
+        for gen in node.generators:
+            if gen.is_async:
+                self.fail(node, "async comprehension")
+            self._check_target(gen.target)
+        self.generic_visit(node)
+
+    visit_GeneratorExp = visit_ListComp
 
     def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
         raise UnsupportedSyntax(construct, self.parsed.where(node), hint)

@@ -442,6 +442,8 @@ METHOD_SAMPLES: dict[str, list[Case]] = {
     "reshape": [C(arr(2, 3), 3, 2), C(arr(2, 3), (6,)), C(arr(2, 3), -1, order="F")],
     "transpose": [C(arr(2, 3)), C(arr(2, 3, 4), 1, 0, 2), C(arr(2, 3, 4), (2, 0, 1))],
     "dot": [C(arr(2, 3), arr(3, 2)), C(arr(3), arr(3))],
+    "trace": [C(arr(3, 3)), C(arr(2, 3), 1)],
+    "diagonal": [C(arr(3, 3)), C(arr(2, 3, 4), 0, 1, 2)],
     "ravel": [C(arr(2, 3)), C(arr(2, 3), "F")],
     "flatten": [C(arr(2, 3)), C(arr(2, 3), order="F")],
     "copy": [C(arr(2, 3))],

@@ -280,3 +280,43 @@ def test_raw_and_optimized_adjoints_agree(f, args, wrt, eager):
     for raw, optimized in zip(*results):
         np.testing.assert_allclose(raw, optimized, rtol=1e-12, atol=1e-14)
     assert "not optimized" in adsrc.adjoint_source(f, wrt, eager=eager, optimize=False)
+
+
+def unpack_call(x):
+    a, b = np.split(x, 2)
+    return np.sum(a * b)
+
+
+def loop_over_expression(x):
+    total = 0.0
+    for row in x * 2.0:
+        total = total + np.sum(row * row)
+    return total
+
+
+def chained_methods(x):
+    return np.var(x).sum() + np.concatenate([x, x * 2.0]).sum() + (x @ x.T).trace()
+
+
+def comprehension_anywhere(W, xs):
+    hs = [np.tanh(W @ x) for x in xs if x[0] > -10]
+    return np.sum(np.stack(hs)) + sum(np.sum(h * h) for h in hs) + np.sum(hs[0])
+
+
+def list_append(x):
+    out = []
+    for i in range(3):
+        out.append(x * i)
+    out.append(np.sin(x))
+    return np.sum(np.array(out)) + np.sum(out[1] * out[3])
+
+
+@pytest.mark.parametrize("f,args,wrt", [
+    (unpack_call, (np.arange(1.0, 5.0),), 0),
+    (loop_over_expression, (A,), 0),
+    (chained_methods, (A,), 0),
+    (comprehension_anywhere, (rng.normal(size=(3, 3)), [v3, v3 * 2]), (0, 1)),
+    (list_append, (v3,), 0),
+], ids=lambda p: getattr(p, "__name__", None))
+def test_values_read_several_times(f, args, wrt):
+    check(f, *args, wrt=wrt)

@@ -359,6 +359,8 @@ if hasattr(np.linalg, "cross"):
                               for v in variadic(_cross_vjp, 2, ("a", "b"))))
 
 defmethod("dot", np.dot)
+defmethod("trace", np.trace)
+defmethod("diagonal", np.diagonal)
 note("explicit or implicit subscripts, repeated labels, up to 6 operands; no ellipsis", lookup(np.einsum))
 note("3-vectors only", *(lookup(f) for f in (np.cross, getattr(np.linalg, "cross", None)) if lookup(f)))
 note("a list of matrices; returns a list of gradients", lookup(np.linalg.multi_dot))
