@@ -2,10 +2,17 @@
 
 Input: a fenced FunctionDef. Output: a FunctionDef in which
 
+* functions defined inside it (``def`` or ``name = lambda``) are inlined
+  at their calls (see inline.py);
 * ``x op= e`` is ``x = x op e`` and ``x: T = e`` is ``x = e``;
 * ``sum(e for x in xs if c)`` (or over a list comprehension) is an explicit
   accumulation loop placed before the statement that used it, and any other
   list comprehension or generator expression a loop that appends to a list;
+  a comprehension in a branch of ``a if c else b``, or after the first
+  operand of ``and``/``or``, runs only where Python would run it: that
+  expression becomes an if statement assigning a fresh name, as does any
+  ``and``/``or`` whose operands are not all evidently bools (its result may
+  be a differentiable operand);
 * ``for i, x in enumerate(xs)`` and ``for a, b in zip(as_, bs)`` are index
   loops, and tuple loop targets are unpacked in the body;
 * every ``break``, ``continue`` and ``return`` is the last statement of its
@@ -22,6 +29,7 @@ import copy
 import gast
 
 from .errors import UnsupportedSyntax
+from .inline import inline_local_functions
 from .naming import Namer
 from .parse import Parsed
 
@@ -131,6 +139,51 @@ class _ComprehensionHoister(gast.NodeTransformer):
         return name(items)
 
     visit_GeneratorExp = visit_ListComp
+
+    def visit_IfExp(self, node: gast.IfExp):
+        """``a if c else b`` with a comprehension in a branch: an if statement, so the
+        comprehension runs only when its branch is taken."""
+        if not (_has_comprehension(node.body) or _has_comprehension(node.orelse)):
+            return self.generic_visit(node)
+        test = self.visit(node.test)
+        choice = self.desugar.namer.fresh("choice")
+        branch = gast.If(test=test, body=[assign(choice, node.body, node)],
+                         orelse=[assign(choice, node.orelse, node)])
+        self.before.extend(located([branch], node))
+        return name(choice)
+
+    def visit_BoolOp(self, node: gast.BoolOp):
+        """``a and b`` / ``a or b`` that may yield a number, or with a comprehension after
+        the first operand: nested if statements assigning a fresh name, so that each
+        operand runs only when Python would evaluate it and a gradient can flow
+        through the operand that is the result."""
+        if all(_is_truth_value(v) for v in node.values) \
+                and not any(_has_comprehension(v) for v in node.values[1:]):
+            return self.generic_visit(node)
+        result = self.desugar.namer.fresh("either" if isinstance(node.op, gast.Or) else "both")
+
+        def chain(values: list[gast.expr]) -> list[gast.stmt]:
+            first = assign(result, values[0], node)
+            if len(values) == 1:
+                return [first]
+            test = name(result) if isinstance(node.op, gast.And) else \
+                gast.UnaryOp(op=gast.Not(), operand=name(result))
+            return [first, gast.If(test=test, body=chain(values[1:]), orelse=[])]
+
+        self.before.extend(located(chain([self.visit(node.values[0])] + node.values[1:]), node))
+        return name(result)
+
+
+def _is_truth_value(node: gast.AST) -> bool:
+    """True for an operand that is evidently a bool (a comparison, a not, True/False)."""
+    if isinstance(node, gast.BoolOp):
+        return all(_is_truth_value(v) for v in node.values)
+    return isinstance(node, gast.Compare) or (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)) \
+        or (isinstance(node, gast.Constant) and isinstance(node.value, bool))
+
+
+def _has_comprehension(node: gast.AST) -> bool:
+    return any(isinstance(n, (gast.GeneratorExp, gast.ListComp)) for n in gast.walk(node))
 
 
 class Desugar:
@@ -279,12 +332,17 @@ class Desugar:
         end = gast.Return(value=name(result))
         return body + located([end], body[-1] if body else self.parsed.node)
 
+    def prepare(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """Simplify assignments, drop docstrings and hoist comprehensions in one body."""
+        body = [Simplify().visit(s) for s in body]
+        body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+        return self.hoist_sums(body)
+
     def run(self, node: gast.FunctionDef) -> gast.FunctionDef:
         self._all_names = _names_in(node.body) | _names_in([node.args])
         self._hoisted: set[str] = set()
-        body = [Simplify().visit(s) for s in node.body]
-        body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
-        body = self.hoist_sums(body)
+        body = self.prepare(node.body)
+        body = inline_local_functions(self.parsed, self.namer, body, self.prepare)
         body = self.lower_loops(body)
         body = self.convert_returns(body, 0)
         body = self.normalize_jumps(body)

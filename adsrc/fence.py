@@ -120,6 +120,27 @@ class SyntaxFence(gast.NodeVisitor):
                       "(or given a second name)", "build the list here, from [] or a comprehension")
         self.generic_visit(node)
 
+    def visit_top_level(self, stmt: gast.stmt) -> None:
+        """Local functions (``def g`` or ``g = lambda``) are allowed at the top of the body:
+        they are inlined at their calls (see inline.py), so their bodies are fenced too."""
+        if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list and not any(
+                isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(stmt)):
+            for inner in stmt.body:
+                self.visit(inner)
+            for default in stmt.args.defaults:
+                self.visit(default)
+        elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            self.visit(stmt.value.body)
+            for default in stmt.value.args.defaults:
+                self.visit(default)
+        else:
+            self.visit(stmt)
+
+    def visit_Lambda(self, node: gast.Lambda) -> None:
+        self.fail(node, "a lambda that is not assigned to a name at the top of the function",
+                  "write `name = lambda ...` at the top level of the function, then call name(...)")
+
     def visit_ListComp(self, node: gast.ListComp) -> None:
         for gen in node.generators:
             if gen.is_async:
@@ -269,7 +290,7 @@ def check_syntax(parsed: Parsed) -> None:
         raise UnsupportedSyntax("*args or **kwargs parameters", parsed.where(parsed.node))
     fence = SyntaxFence(parsed)
     for stmt in parsed.node.body:
-        fence.visit(stmt)
+        fence.visit_top_level(stmt)
 
 
 def _dotted(node: gast.AST) -> str:

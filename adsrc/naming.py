@@ -91,6 +91,8 @@ def hint_for(node: gast.AST) -> str:
         return f"{base}_{node.attr}" if base else node.attr
     if isinstance(node, gast.IfExp):
         return "choice"
+    if isinstance(node, (gast.List, gast.Tuple, gast.Dict)):
+        return "items"
     return "t"
 
 

@@ -106,3 +106,34 @@ def test_vjp_of_tuple_valued_function():
     value, pullback = adsrc.vjp(pair_valued, x)
     ct = (np.ones(3), np.full(3, 2.0))
     np.testing.assert_allclose(pullback(ct), 2.0 + 2.0 * np.cos(x))
+
+
+def local_functions(W, x):
+    scale = 2.0
+
+    def layer(h, bias=0.1):
+        z = W @ h + bias
+        return np.tanh(z) * scale
+
+    square = lambda v: v * v  # noqa: E731
+    h = layer(x)
+    h = layer(layer(h), bias=0.0)
+    return np.sum(square(h)) + sum(np.sum(layer(r)) for r in [x, h])
+
+
+def test_local_functions_and_lambdas_are_inlined_with_their_closures():
+    W = rng.normal(size=(3, 3)) * 0.5
+    check(local_functions, W, rng.normal(size=3), wrt=(0, 1))
+    source = adsrc.adjoint_source(local_functions)
+    assert "def layer" not in source and "lambda" not in source
+
+
+def local_function_as_value(x):
+    def g(y):
+        return y * 2.0
+    return np.sum(np.apply_along_axis(g, 0, x))
+
+
+def test_local_function_passed_as_a_value_is_refused():
+    with pytest.raises(adsrc.errors.UnsupportedSyntax, match="local function g as a value"):
+        adsrc.grad(local_function_as_value)(np.ones(3))

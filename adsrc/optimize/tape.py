@@ -44,9 +44,9 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
                 push.value.args[0] = _rebuild([values[i] for i in keep], gast.Load())
     if removed:
         for block in list(blocks(adjoint.body)) + list(blocks(pullback.body)):
-            block[:] = [s for s in block if id(s) not in removed]
-            if not block:
-                block.append(gast.Pass())
+            kept = [s for s in block if id(s) not in removed]
+            if len(kept) < len(block):
+                block[:] = kept or [gast.Pass()]
     if context.tape and not any(
             isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == context.tape
             for n in gast.walk(adjoint)):

@@ -1,0 +1,170 @@
+"""Inline: replace calls of functions defined inside the function by their bodies.
+
+Input: a function body (after Simplify) whose top level may define local
+functions (``def g(y): ...`` or ``g = lambda y: ...``). Output: the same body
+without those definitions; each call ``g(a)`` is replaced by the local
+function's body, hoisted before the statement that made the call, with its
+parameters bound to fresh names and its locals renamed, and the call itself
+by the returned expression. A closure over the enclosing function's
+variables then needs nothing special: the inlined code reads them directly,
+as Python's late-binding closure would at the time of the call.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from .errors import UnsupportedSyntax
+from .naming import Namer
+from .parse import Parsed
+
+_MAX_DEPTH = 32
+
+
+def _stores(node: gast.AST) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, mapping: dict[str, str]):
+        self.mapping = mapping
+
+    def visit_Name(self, node: gast.Name) -> gast.Name:
+        if node.id in self.mapping:
+            node.id = self.mapping[node.id]
+        return node
+
+
+class Inliner:
+    def __init__(self, parsed: Parsed, namer: Namer):
+        self.parsed = parsed
+        self.namer = namer
+        self.local: dict[str, gast.FunctionDef] = {}
+        self.depth = 0
+
+    def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
+        raise UnsupportedSyntax(construct, self.parsed.where(node), hint)
+
+    # -- finding local functions -------------------------------------------
+    def extract(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """Take the local function definitions out of ``body``."""
+        rest = []
+        for stmt in body:
+            if isinstance(stmt, gast.FunctionDef):
+                self.local[stmt.name] = stmt
+            elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
+                    and isinstance(stmt.targets[0], gast.Name):
+                lam = stmt.value
+                ret = gast.copy_location(gast.Return(value=lam.body), lam.body)
+                self.local[stmt.targets[0].id] = gast.copy_location(gast.FunctionDef(
+                    name=stmt.targets[0].id, args=lam.args, body=[ret], decorator_list=[], returns=None,
+                    type_comment=None, type_params=[]), stmt)
+            else:
+                rest.append(stmt)
+        for name, fn in self.local.items():
+            returns = [n for s in fn.body for n in gast.walk(s) if isinstance(n, gast.Return)]
+            if not fn.body or not isinstance(fn.body[-1], gast.Return) or len(returns) != 1:
+                self.fail(fn, f"the local function {name} with a return that is not its last statement",
+                          "give it a single return at the end, or define it at module level")
+            if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
+                self.fail(fn, f"the local function {name} with *args, **kwargs or keyword-only parameters")
+        for stmt in rest:
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and node.id in self.local:
+                    if isinstance(node.ctx, gast.Store):
+                        self.fail(node, f"rebinding the local function {node.id}")
+        return rest
+
+    # -- inlining ------------------------------------------------------------
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            for field in ("body", "orelse"):
+                if hasattr(stmt, field):
+                    setattr(stmt, field, self.block(getattr(stmt, field)))
+            if isinstance(stmt, gast.While) and self._calls_local(stmt.test):
+                self.fail(stmt.test, "a call of a local function in a while condition",
+                          "compute the condition into a variable at the end of the loop body")
+            before: list[gast.stmt] = []
+            replacer = _CallReplacer(self, before)
+            for field in ("value", "test", "iter"):
+                if isinstance(stmt, gast.While) and field == "test":
+                    continue
+                if getattr(stmt, field, None) is not None:
+                    setattr(stmt, field, replacer.visit(getattr(stmt, field)))
+            out.extend(before)
+            out.append(stmt)
+        self._check_no_bare_use(out)
+        return out
+
+    def _calls_local(self, node: gast.AST) -> bool:
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in self.local
+                   for n in gast.walk(node))
+
+    def _check_no_bare_use(self, stmts: list[gast.stmt]) -> None:
+        for stmt in stmts:
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and node.id in self.local and isinstance(node.ctx, gast.Load):
+                    self.fail(node, f"using the local function {node.id} as a value",
+                              "call it directly, or define it at module level")
+
+    def expand(self, call: gast.Call, before: list[gast.stmt]) -> gast.expr:
+        """Hoist the body of a local function for one call; return the value it returns."""
+        fn = self.local[call.func.id]
+        if self.depth >= _MAX_DEPTH:
+            self.fail(call, f"recursion in the local function {fn.name}", "define it at module level")
+        params = [a.id for a in fn.args.args]
+        defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
+        if len(call.args) > len(params):
+            self.fail(call, f"calling {fn.name} with too many arguments")
+        bound = dict(zip(params, call.args))
+        for kw in call.keywords:
+            if kw.arg not in params or kw.arg in bound:
+                self.fail(call, f"calling {fn.name} with the keyword {kw.arg}")
+            bound[kw.arg] = kw.value
+        mapping = {p: self.namer.fresh(p) for p in params}
+        for local in _stores(gast.Module(body=fn.body, type_ignores=[])):
+            if local not in mapping:
+                mapping[local] = self.namer.fresh(local)
+        for p in params:
+            value = bound.get(p, copy.deepcopy(defaults.get(p)))
+            if value is None:
+                self.fail(call, f"calling {fn.name} without its argument {p}")
+            before.append(gast.copy_location(
+                gast.Assign(targets=[gast.Name(id=mapping[p], ctx=gast.Store(), annotation=None,
+                                               type_comment=None)], value=value, type_comment=None), call))
+        body = [_Rename(mapping).visit(s) for s in copy.deepcopy(fn.body)]
+        self.depth += 1
+        try:
+            inner = self.block(body[:-1] + [gast.copy_location(gast.Expr(value=body[-1].value), body[-1])])
+        finally:
+            self.depth -= 1
+        before.extend(inner[:-1])
+        return inner[-1].value
+
+
+class _CallReplacer(gast.NodeTransformer):
+    def __init__(self, inliner: Inliner, before: list[gast.stmt]):
+        self.inliner = inliner
+        self.before = before
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.inliner.local:
+            return self.inliner.expand(node, self.before)
+        return node
+
+    def visit_Lambda(self, node: gast.Lambda) -> gast.Lambda:
+        return node
+
+
+def inline_local_functions(parsed: Parsed, namer: Namer, body: list[gast.stmt], prepare) -> list[gast.stmt]:
+    """Inline the local functions defined at the top of ``body``; ``prepare`` desugars a body."""
+    inliner = Inliner(parsed, namer)
+    rest = inliner.extract(body)
+    if not inliner.local:
+        return body
+    for fn in inliner.local.values():
+        fn.body = prepare(fn.body)
+    return inliner.block(rest)
