@@ -102,7 +102,11 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable) -> Activit
 
     def walk(stmts: list[gast.stmt], loop: bool) -> None:
         for stmt in stmts:
-            if isinstance(stmt, gast.Assign):
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+                base = stmt.targets[0].value.id
+                flows.append(([base], {base} | gradient_reads(stmt.value, resolve)))
+                record([base], loop)
+            elif isinstance(stmt, gast.Assign):
                 targets = target_names(stmt.targets[0])
                 flows.append((targets, gradient_reads(stmt.value, resolve)))
                 record(targets, loop)

@@ -132,7 +132,13 @@ class ANF:
         return out
 
     def stmt(self, stmt: gast.stmt) -> None:
-        if isinstance(stmt, gast.Assign):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            base = stmt.targets[0].value.id
+            if self.activity.active(base):
+                self.set_item(stmt.targets[0], stmt.value)
+            else:
+                self.out.append(stmt)
+        elif isinstance(stmt, gast.Assign):
             targets = target_names(stmt.targets[0])
             if not any(self.activity.active(t) for t in targets) or not self.is_varied(stmt.value):
                 self.out.append(stmt)
@@ -179,6 +185,20 @@ class ANF:
             loop.body = self.block(loop.body)
         self.line = loop
         self.out.append(loop)
+
+    def set_item(self, target: gast.Subscript, value: gast.expr) -> None:
+        """``x[i] = v`` on a differentiated array becomes ``x = with_item(x, i, v)``, a copy."""
+        from .rules.indexing import with_item
+
+        base = target.value.id
+        atom = self.expr(value)
+        _, index_value = self.index(target.slice)
+        args = [name(base), index_value, atom]
+        forward = gast.Call(func=name(self.runtime["with_item"]), args=args, keywords=[])
+        fresh = self.namer.fresh(f"{base}_next")
+        self.single_use.add(fresh)
+        self.emit(fresh, forward, self.rule(with_item, args, target))
+        self.emit(base, name(fresh), Prim("copy", [name(fresh)]))
 
     def append(self, stmt: gast.Expr) -> None:
         """``xs.append(v)`` on a differentiated list becomes ``xs = [*xs, v]``.
@@ -391,8 +411,10 @@ def local_names(node: gast.FunctionDef) -> set[str]:
     return names
 
 
-def to_anf(parsed: Parsed, node: gast.FunctionDef, namer: Namer, activity: Activity) -> gast.FunctionDef:
+def to_anf(parsed: Parsed, node: gast.FunctionDef, namer: Namer, activity: Activity,
+           runtime: dict[str, str]) -> gast.FunctionDef:
     anf = ANF(parsed, namer, activity, local_names(node))
+    anf.runtime = runtime
     node.body = anf.block(node.body)
     node.single_use = anf.single_use
     return node

@@ -33,7 +33,7 @@ from .optimize import optimize as run_passes
 from .parse import _MISSING, Parsed, parse_function
 from .reverse import Reverse
 
-_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rule_vjp", "adjoint_of"]
+_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rule_vjp", "adjoint_of"]
 
 
 @dataclass
@@ -82,10 +82,10 @@ def compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize:
     locals_ = local_names(node)
     anf = _ANFResolver(parsed, locals_)
     activity = analyze(node, set(wrt_names), anf.resolve)
-    node = to_anf(parsed, node, namer, activity)
+    runtime = {r: namer.fresh(r) for r in _RUNTIME}
+    node = to_anf(parsed, node, namer, activity, runtime)
     locals_ = local_names(node)
     activity = analyze(node, set(wrt_names), anf.resolve)
-    runtime = {r: namer.fresh(r) for r in _RUNTIME}
     reverse = Reverse(parsed, namer, activity, eager, wrt_names, runtime, locals_)
     adjoint_name = namer.fresh(f"{func.__name__}_adjoint".replace("<lambda>", "lambda"))
     function = reverse.function(node, adjoint_name)
@@ -94,7 +94,9 @@ def compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize:
                           tape=reverse.tape, thunk=runtime["Thunk"], pure_calls={runtime["unthunk"], runtime["Thunk"],
                                                          *reverse.vjp_names.values()})
         run_passes(function, context)
-    imports = ", ".join(f"{r} as {n}" if r != n else r for r, n in runtime.items())
+    used = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)} | \
+        {r for r in ("rule_vjp", "adjoint_of") if any(runtime[r] + "(" in line for line in reverse.header)}
+    imports = ", ".join(f"{r} as {n}" if r != n else r for r, n in runtime.items() if n in used or r in used)
     header = [f"from adsrc.runtime import {imports}", *reverse.header]
     mode = ("eager unthunking" if eager else "lazy accumulation") + ("" if optimize else ", not optimized")
     title = (f"Adjoint of {func.__name__} ({parsed.filename}:{parsed.first_line}) with respect to "

@@ -69,7 +69,13 @@ class Simplify(gast.NodeTransformer):
 
     def visit_AugAssign(self, node: gast.AugAssign) -> gast.Assign:
         target = node.target
-        value = gast.BinOp(left=name(target.id), op=node.op, right=node.value)
+        if isinstance(target, gast.Subscript):
+            current = gast.Subscript(value=copy.deepcopy(target.value), slice=copy.deepcopy(target.slice),
+                                     ctx=gast.Load())
+            located([current], node)
+        else:
+            current = name(target.id)
+        value = gast.BinOp(left=current, op=node.op, right=node.value)
         gast.copy_location(value, node)
         return gast.copy_location(gast.Assign(targets=[target], value=value, type_comment=None), node)
 

@@ -47,6 +47,14 @@ _OPAQUE_BUILTINS = {
 }
 
 # Methods that change the object they are called on (lists, dicts, sets, arrays).
+# Functions that return a new array (never a view of an argument), so that an
+# array made by one of them may be written with x[i] = v.
+_FRESH_ARRAYS = {
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+    "array", "copy", "arange", "linspace", "eye", "identity", "tile", "concatenate", "stack",
+}
+_FRESH_CALLABLES = (np.zeros, np.ones, np.empty, np.full, np.array, np.copy, np.eye, np.identity)
+
 _MUTATING_METHODS = {
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
     "setdefault", "popitem", "add", "discard", "fill", "resize", "put", "itemset",
@@ -86,6 +94,8 @@ class SyntaxFence(gast.NodeVisitor):
 
     def __init__(self, parsed: Parsed):
         self.parsed = parsed
+        self._writable: set[str] | None = None
+        self._top_targets: list[gast.AST] = []
         self.locals = {n.id for n in gast.walk(parsed.node)
                        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
 
@@ -108,6 +118,49 @@ class SyntaxFence(gast.NodeVisitor):
         params = {a.id for a in self.parsed.node.args.args + self.parsed.node.args.kwonlyargs
                   + self.parsed.node.args.posonlyargs}
         return built - aliased - params
+
+    def writable_arrays(self) -> set[str]:
+        """Local arrays that ``x[i] = v`` may write: every value they hold is a fresh array
+        made here (a constructor, ``.copy()`` or arithmetic), never a view of another array,
+        and they are never given a second name. adsrc runs the write on a copy."""
+        if self._writable is not None:
+            return self._writable
+        fresh, other = set(), set()
+        for node in gast.walk(self.parsed.node):
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+                target = node.targets[0].id
+                (fresh if self._makes_fresh_array(node.value) else other).add(target)
+                if isinstance(node.value, gast.Name):
+                    other.add(node.value.id)
+            elif isinstance(node, gast.Assign):
+                for n in gast.walk(node.targets[0]):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        other.add(n.id)
+            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)) and isinstance(
+                    getattr(node, "ctx", gast.Load()), gast.Load):
+                elts = node.values if isinstance(node, gast.Dict) else node.elts
+                other.update(e.id for e in elts if isinstance(e, gast.Name))
+            if isinstance(node, gast.For):
+                other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
+        params = {a.id for a in self.parsed.node.args.args + self.parsed.node.args.kwonlyargs
+                  + self.parsed.node.args.posonlyargs}
+        self._writable = fresh - other - params
+        return self._writable
+
+    def _makes_fresh_array(self, value: gast.AST) -> bool:
+        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+            return True
+        if isinstance(value, gast.Call):
+            func = value.func
+            if isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args:
+                return True
+            target = self.static(func)
+            if target is _MISSING:
+                return False
+            numpy_function = getattr(target, "__module__", None) == "numpy"
+            return any(target is f for f in _FRESH_CALLABLES) or (
+                numpy_function and getattr(target, "__name__", None) in _FRESH_ARRAYS)
+        return False
 
     def visit_Expr(self, node: gast.Expr) -> None:
         call = node.value
@@ -203,10 +256,12 @@ class SyntaxFence(gast.NodeVisitor):
     def visit_Assign(self, node: gast.Assign) -> None:
         if len(node.targets) != 1:
             self.fail(node, "chained assignment (a = b = ...)")
+        self._top_targets = [node.targets[0]]
         self._check_target(node.targets[0])
         self.visit(node.value)
 
     def visit_AugAssign(self, node: gast.AugAssign) -> None:
+        self._top_targets = [node.target]
         self._check_target(node.target)
         self.visit(node.value)
 
@@ -224,8 +279,13 @@ class SyntaxFence(gast.NodeVisitor):
                 self._check_target(elt)
             return
         if isinstance(target, gast.Subscript):
-            self.fail(target, "assignment to a subscript (x[i] = ...)",
-                      "build a new array with np.where or np.concatenate instead")
+            base = target.value
+            if isinstance(base, gast.Name) and base.id in self.writable_arrays() and target in self._top_targets:
+                self.visit(target.slice)
+                return
+            self.fail(target, "assignment to a subscript (x[i] = ...) of an array not created in this function",
+                      "create it here with np.zeros, np.empty, np.array(...), x.copy() and the like, "
+                      "or build a new array with np.where or np.concatenate")
         if isinstance(target, gast.Attribute):
             self.fail(target, "assignment to an attribute")
         if isinstance(target, gast.Starred):

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import registry
+from .rules.indexing import with_item
 from .tangents import drop_last, part
 from .thunks import AccThunk, Thunk, accumulate, unthunk, zero
 
-__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rule_vjp", "adjoint_of"]
+__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rule_vjp", "adjoint_of"]
 
 
 def rule_vjp(qualname: str, index: int) -> Callable:

@@ -137,3 +137,35 @@ def local_function_as_value(x):
 def test_local_function_passed_as_a_value_is_refused():
     with pytest.raises(adsrc.errors.UnsupportedSyntax, match="local function g as a value"):
         adsrc.grad(local_function_as_value)(np.ones(3))
+
+
+def fill_rows(W, x):
+    out = np.zeros((3, 2))
+    for i in range(3):
+        out[i] = np.tanh(W @ x) * i
+    out[:, 1] += x[0]
+    acc = x.copy()
+    acc[0] = acc[1] * out[2, 0]
+    return np.sum(out ** 2) + np.sum(acc)
+
+
+def test_subscript_assignment_on_arrays_made_here():
+    check(fill_rows, rng.normal(size=(2, 2)), rng.normal(size=2), wrt=(0, 1))
+
+
+def writes_into_argument(x):
+    x[0] = 1.0
+    return np.sum(x)
+
+
+def writes_into_view(x):
+    a = np.zeros(3)
+    b = a[1:]
+    b[0] = x[0]
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("f", [writes_into_argument, writes_into_view])
+def test_subscript_assignment_elsewhere_is_refused(f):
+    with pytest.raises(adsrc.errors.UnsupportedSyntax, match="not created in this function"):
+        adsrc.grad(f)(np.ones(3))

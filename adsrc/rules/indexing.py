@@ -16,8 +16,10 @@ import operator
 
 import numpy as np
 
-from ..registry import defmethod, defvjp, lookup
-from ._util import note, zero, zeros_for
+from ..registry import defjvp, defmethod, defvjp, lookup
+from ..tangents import part
+from ._tangent import linear
+from ._util import note, unbroadcast, zero, zeros_for
 
 
 def _is_basic(index) -> bool:
@@ -58,6 +60,31 @@ def _getitem_dx(g, ans, x, index):
 
 
 defvjp(operator.getitem, _getitem_dx, None, add_into={0: _getitem_add_into}, name="getitem").module = "operator"
+
+
+def with_item(x, index, value):
+    """A copy of ``x`` with ``x[index] = value``: how adsrc runs ``x[index] = value``.
+
+    Subscript assignment on an array the function created is made functional,
+    so that every earlier version of the array stays intact for the backward
+    sweep; the price is a copy per assignment.
+    """
+    out = np.array(x, dtype=np.result_type(x, value))
+    out[index] = value
+    return out
+
+
+def _with_item_dx(g, ans, x, index, value):
+    out = np.array(g)
+    out[index] = 0
+    return out
+
+
+def _with_item_dvalue(g, ans, x, index, value):
+    return unbroadcast(np.asarray(g)[index], value)
+
+
+defvjp(with_item, _with_item_dx, None, _with_item_dvalue).module = "adsrc"
 
 
 def _take_index(shape, indices, axis, mode):
@@ -104,6 +131,9 @@ def _take_along_axis_darr(g, ans, arr, indices, axis=-1):
 
 defvjp(np.take, _take_da, None, add_into={0: _take_add_into})
 defvjp(np.take_along_axis, _take_along_axis_darr, None, add_into={0: _take_along_axis_add_into})
+defjvp(operator.getitem, lambda t, ans, x, index: part(t, index), None, linear=True)
+defjvp(np.take, linear(np.take), None, linear=True)
+defjvp(np.take_along_axis, linear(np.take_along_axis), None, linear=True)
 
 defmethod("take", np.take)
 
