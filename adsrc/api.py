@@ -5,12 +5,16 @@ tuple of them) to parameter positions, binds the call's arguments, picks the
 mode (``eager=`` or the context's setting, read at each call), runs the
 compiled adjoint and turns its results into gradients shaped like the
 arguments: a float for a Python float, an array of the argument's shape and
-dtype for an array. Gradients never alias the user's arrays.
+dtype for an array. Gradients never alias the user's arrays. An error from
+the generated code is annotated with the original line; a RecursionError also
+says why the adjoint of a recursive function overflows sooner than the function.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import weakref
+import sys
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
@@ -48,8 +52,30 @@ def _positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     return tuple(out), many
 
 
-def _bind(func: Callable, args: tuple, kwargs: dict) -> list[Any]:
+_signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
+    """The signature, the parameter names, and whether plain positional calls need no binding."""
+    try:
+        return _signatures[func]
+    except (KeyError, TypeError):
+        pass
     signature = inspect.signature(func)
+    params = list(signature.parameters.values())
+    simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+    entry = (signature, [p.name for p in params], simple)
+    try:
+        _signatures[func] = entry
+    except TypeError:
+        pass
+    return entry
+
+
+def _bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
+    signature, names, simple = _signature(func)
+    if simple and not kwargs and len(args) == len(names):
+        return args  # the common call: every parameter given, in order
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as error:
@@ -59,10 +85,13 @@ def _bind(func: Callable, args: tuple, kwargs: dict) -> list[Any]:
 
 
 def _check_differentiable(func: Callable, values: list[Any], wrt: tuple[int, ...]) -> None:
-    names = list(inspect.signature(func).parameters)
+    names = _signature(func)[1]
     for i in wrt:
-        for value in leaves(values[i]):
-            _check_leaf(names[i], value)
+        value = values[i]
+        if type(value) is np.ndarray and value.dtype.kind == "f" or type(value) is float:
+            continue
+        for leaf in leaves(value):
+            _check_leaf(names[i], leaf)
 
 
 def _check_leaf(name: str, value: Any) -> None:
@@ -86,6 +115,10 @@ def _finish(gradient: Any, like: Any, avoid: tuple) -> Any:
     structure, with zeros where nothing flowed.
     """
     gradient = unthunk(gradient)
+    if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
+            and gradient.shape == like.shape and gradient.flags.owndata and gradient.flags.writeable \
+            and not any(gradient is a for a in avoid):
+        return gradient
     if isinstance(like, dict):
         return {k: _finish(part(gradient, k), v, avoid) for k, v in like.items()}
     if isinstance(like, (list, tuple)):
@@ -108,6 +141,17 @@ def _adjoint(func: Callable, wrt: tuple[int, ...], eager: bool | None) -> Adjoin
     return get_adjoint(func, wrt, resolve_eager(eager))
 
 
+def _explain_recursion(error: Exception, func: Callable) -> None:
+    """Say why a function that runs fine on its own may overflow the stack in its adjoint."""
+    if isinstance(error, RecursionError) and not getattr(error, "_adsrc_recursion", False):
+        error._adsrc_recursion = True
+        error.add_note(
+            f"adsrc: the adjoint of {getattr(func, '__name__', func)} ran out of Python stack. Each level of "
+            f"recursion in a differentiated function takes a few frames in its adjoint and again in its "
+            f"pullback, so it reaches the recursion limit ({sys.getrecursionlimit()}) sooner than the "
+            f"function itself; raise sys.setrecursionlimit, or write the recursion as a loop")
+
+
 def _seed(value: Any, func: Callable) -> Any:
     if np.ndim(value) != 0:
         code = func.__code__
@@ -120,6 +164,10 @@ def _seed(value: Any, func: Callable) -> Any:
 
 def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Callable[..., tuple[Any, Any]]:
     """A function that returns ``(func(*args), gradient)`` for a scalar-valued ``func``."""
+    if getattr(func, "__adsrc_derivative__", None) is not None:  # grad of grad: forward over reverse
+        from .higher import value_and_grad_of_derivative
+
+        return value_and_grad_of_derivative(func, wrt)
     positions, many = _positions(func, wrt)
 
     @functools.wraps(func)
@@ -132,10 +180,12 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
             grads = pullback(_seed(value, func))
         except Exception as error:
             explain(error)
+            _explain_recursion(error, func)
             raise
         finished = tuple(_finish(g, values[i], tuple(values)) for g, i in zip(grads, positions))
         return value, (finished if many else finished[0])
 
+    run.__adsrc_derivative__ = ("value_and_grad", func, positions, many)  # what higher.py differentiates again
     return run
 
 
@@ -147,6 +197,8 @@ def grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Callable
     def run(*args: Any, **kwargs: Any) -> Any:
         return both(*args, **kwargs)[1]
 
+    kind, inner, positions, many = both.__adsrc_derivative__
+    run.__adsrc_derivative__ = ("grad" if kind == "value_and_grad" else kind, inner, positions, many)
     return run
 
 
@@ -160,7 +212,11 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
     values = _bind(func, args, {})
     _check_differentiable(func, values, positions)
     adjoint = _adjoint(func, positions, eager)
-    value, first = adjoint.function(*values)
+    try:
+        value, first = adjoint.function(*values)
+    except RecursionError as error:
+        _explain_recursion(error, func)
+        raise
     state = {"pullback": first}
 
     def pullback(cotangent: Any) -> Any:
@@ -176,6 +232,7 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
             grads = backward(cotangent)
         except Exception as error:
             explain(error)
+            _explain_recursion(error, func)
             raise
         avoid = tuple(values) + (cotangent,)
         finished = tuple(_finish(g, values[i], avoid) for g, i in zip(grads, positions))

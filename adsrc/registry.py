@@ -39,6 +39,7 @@ __all__ = [
     "lookup",
     "is_nondifferentiable",
     "rules",
+    "defjvp",
 ]
 
 
@@ -52,6 +53,8 @@ class Rule:
     module: str = ""
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    jvps: tuple[Callable[..., Any] | None, ...] = ()
+    linear: bool = False
 
     @property
     def qualname(self) -> str:
@@ -274,3 +277,57 @@ def method_primitive(name: str) -> Any:
 
 def attribute_primitive(name: str) -> Any:
     return _attributes.get(name)
+
+
+# ---- tangent rules (forward mode) ---------------------------------------------
+# A rule's tangent side: one jvp per differentiable positional argument, written
+# ``jvp(t, ans, *args, **kwargs)``: the output tangent contributed by that
+# argument's tangent ``t`` (the primal result and arguments are passed as for a
+# vjp). Forward mode sums the contributions of all arguments. ``linear=True``
+# says the primitive is linear, or piecewise linear, in its differentiable
+# arguments, so its vjps read the primal values only for shapes, options or
+# piecewise-constant masks: differentiating them once more gives nothing but the
+# vjp applied to the tangent of the cotangent (second order uses this).
+
+
+def defjvp(func: Any, *jvps: Callable[..., Any] | None, linear: bool = False) -> Rule:
+    """Register the jvp functions of ``func``, whose vjps must already be registered.
+
+    ``None`` marks an argument with no tangent (an index, a shape). Generated
+    forward code names each jvp after the primitive and the argument:
+    ``sin_jvp`` when one argument is differentiable, else ``matmul_jvp_a``.
+    """
+    rule = lookup(func)
+    if rule is None:
+        raise LookupError(f"defjvp: {getattr(func, '__name__', func)!r} has no registered vjp; call defvjp first")
+    names = [(v.__name__[len(rule.name) + 2:] if v is not None else f"arg{i}") for i, v in enumerate(rule.vjps)]
+    names += [f"arg{i}" for i in range(len(names), len(jvps))]
+    single = sum(j is not None for j in jvps) == 1
+    rule.jvps = tuple(
+        None if fn is None else _guard_tangent(fn, f"{rule.name}_jvp" if single else f"{rule.name}_jvp_{names[i]}")
+        for i, fn in enumerate(jvps)
+    )
+    rule.linear = linear
+    return rule
+
+
+def _guard_tangent(fn: Callable, name: str) -> Callable:
+    """Wrap a jvp: a zero tangent contributes zero for free, a container result is a
+    tangent container, and an array result has the primal result's shape (a
+    contribution from a broadcast operand is broadcast to the output)."""
+    import numpy as np
+
+    def jvp(t, ans, *args, **kwargs):
+        if t is zero:
+            return zero
+        result = fn(t, ans, *args, **kwargs)
+        if type(result) in _PLAIN_CONTAINERS:
+            return as_tangent(result)
+        if type(ans) is np.ndarray and result is not zero and np.shape(result) != ans.shape:
+            result = np.broadcast_to(result, ans.shape)
+        return result
+
+    jvp.__name__ = jvp.__qualname__ = name
+    jvp.__doc__ = fn.__doc__
+    jvp.__wrapped__ = fn
+    return jvp

@@ -18,6 +18,10 @@ returns the adjoints of the differentiated parameters.
   nothing more because desugar made them end their blocks.
 * A call of a user function calls that function's own adjoint, and the
   pullback it returns is saved like any other value.
+* An active variable overwritten by a value that carries no gradient
+  (``total = 0.0`` inside a loop, a loop target taken from a constant list)
+  has its adjoint reset to zero there, so that what it received after the
+  overwrite does not leak into its earlier value.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from typing import Any
 
 import gast
 
-from .activity import Activity
+from .activity import Activity, target_names
 from .anf import Prim
 from .desugar import call, const, name, store
 from .naming import Namer
@@ -214,6 +218,8 @@ class Reverse:
             if self.act.active(target):
                 return self.primitive(stmt, target, stmt.prim)
             return [stmt], [], []
+        if isinstance(stmt, gast.Assign):
+            return [stmt], self.kill(target_names(stmt.targets[0])), []
         if isinstance(stmt, gast.If):
             return (*self.branch(stmt), [])
         if isinstance(stmt, (gast.For, gast.While)):
@@ -258,7 +264,7 @@ class Reverse:
             for i in active_args:
                 arg = prim.args[i].id
                 if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
-                    lazy = not self.eager and arg not in self.single_use and not self.loop_variant(arg)
+                    lazy = not self.eager and arg not in self.single_use and self.worth_deferring(arg)
                     body.append(self.accumulate(arg, self.rule_contribution(prim, i, target, lazy)))
                 elif arg in self.single_use:
                     body.append(assign(self.adj(arg), name(self.rt["zero"])))
@@ -313,6 +319,21 @@ class Reverse:
             bwd.insert(0, pop)
         return fwd, bwd
 
+    def kill(self, names: list[str]) -> list[gast.stmt]:
+        """Backward statements resetting the adjoints of the active ``names`` (overwritten here)."""
+        return [assign(self.adj(n), name(self.rt["zero"])) for n in names if self.act.active(n)]
+
+    def worth_deferring(self, var: str) -> bool:
+        """Whether a contribution to ``var`` should be a thunk rather than computed now.
+
+        Only inside a loop, and only for a variable the loop does not reassign:
+        such a variable (a weight used at every step) collects one contribution
+        per iteration, which materialization then fuses or adds in place.
+        Elsewhere the number of contributions is small and fixed by the code,
+        so deferring them would cost more than it saves.
+        """
+        return bool(self.loop_assigned) and not self.loop_variant(var)
+
     def loop_variant(self, var: str) -> bool:
         """True if ``var`` is reassigned in the innermost loop around the current statement.
 
@@ -330,6 +351,8 @@ class Reverse:
         body_f, body_b = self.block(stmt.body)
         self.loop_assigned.pop()
         self.loop_depth -= 1
+        if isinstance(stmt, gast.For) and body_b:
+            body_b = body_b + self.kill(target_names(stmt.target))
         if not body_b:
             stmt.body = body_f
             return [stmt], []

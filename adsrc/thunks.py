@@ -295,27 +295,34 @@ def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
     """
     kind = type(contribution)
     if kind is Thunk:
-        g = contribution.args[0]
+        args = contribution.args
+        g = args[0]
         if g is zero:
             return total
         contribution.origin = origin
-        if type(g) in _SCALARS or (type(g) is np.ndarray and g.size <= config.small_size):
+        kind_g = type(g)
+        if kind_g in _SCALARS or (kind_g is np.ndarray and g.size <= config.small_size):
             contribution = contribution.materialize()
             kind = type(contribution)
+        elif total is zero:
+            return contribution
+        elif type(total) is AccThunk:
+            total.add(contribution)
+            return total
     elif contribution is zero:
         return total
     if total is zero:
         return contribution
     kind_total = type(total)
+    if kind_total is AccThunk:
+        total.add(contribution)
+        return total
     if isinstance(contribution, _CONTAINER_BASES) or isinstance(total, _CONTAINER_BASES):
         from .tangents import add_tangents
 
         return add_tangents(total, contribution)
-    if kind_total is AccThunk:
-        total.add(contribution)
-        return total
-    if kind in _SCALARS and kind_total in _SCALARS:
-        return total + contribution
+    if kind is not Thunk and kind is not AccThunk and kind_total is not Thunk:
+        return total + contribution  # two values: a new sum, never written in place
     acc = AccThunk()
     acc.add(total)
     acc.add(contribution)

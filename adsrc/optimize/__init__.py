@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import gast
 
-from . import constfold, deadcode, propagate, tape, zeros
+from . import constfold, deadcode, propagate, tape, unthunks, zeros
 
-PASSES = (constfold, zeros, propagate, deadcode, tape)
+PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)
 
 
 @dataclass
@@ -26,6 +26,8 @@ class Context:
     unthunk: str
     tape: str | None
     thunk: str = "Thunk"
+    part: str = "part"
+    drop_last: str = "drop_last"
     pure_calls: set[str] = field(default_factory=set)
 
 

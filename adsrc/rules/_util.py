@@ -30,6 +30,9 @@ def unbroadcast(g: Any, like: Any) -> Any:
 
     Returns ``g`` itself when the shapes already agree (the common case).
     """
+    g_shape = getattr(g, "shape", None)
+    if g_shape is not None and g_shape == getattr(like, "shape", None):
+        return g  # the common case, decided without a function call
     shape = shape_of(like)
     g_shape = shape_of(g)
     if g_shape == shape:

@@ -24,6 +24,8 @@ from ._util import note, unbroadcast, zero, zeros_for
 
 def _is_basic(index) -> bool:
     """True when ``index`` selects each element at most once (no fancy indexing)."""
+    if type(index) is int:
+        return True
     parts = index if isinstance(index, tuple) else (index,)
     return all(
         p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts

@@ -145,8 +145,35 @@ def _as_2d_factors(calls, side):
     return lefts, rights
 
 
+def _fuse_vector_calls(calls, side):
+    """The common loop case, ``W @ x_i`` with vectors: one GEMM, no per-call reshapes.
+
+    For dW the contributions are outer products g_i x_iᵀ, whose sum is Gᵀ X
+    with the g_i and x_i stacked as rows; for dx with one shared W it is
+    Wᵀ (Σ g_i). Returns None when the calls are not of that form.
+    """
+    first = calls[0][0]
+    a0, b0 = first[2], first[3]
+    if type(a0) is not np.ndarray or a0.ndim != 2:
+        return None
+    for args, kwargs in calls:
+        if kwargs or len(args) != 4:
+            return None
+        g, _, a, b = args
+        if type(g) is not np.ndarray or g.ndim != 1 or np.ndim(b) != 1 or np.shape(a) != a0.shape:
+            return None
+    if side == 0:
+        return np.stack([c[0][0] for c in calls]).T @ np.stack([c[0][3] for c in calls])
+    if all(c[0][2] is a0 for c in calls):
+        return a0.T @ np.sum(np.stack([c[0][0] for c in calls]), axis=0)
+    return None
+
+
 def _fuse_matmul(side):
     def fuse(calls):
+        fused = _fuse_vector_calls(calls, side)
+        if fused is not None:
+            return fused
         factors = _as_2d_factors(calls, side)
         if factors is None:
             return None
