@@ -120,6 +120,8 @@ class Thunk:
 
 
 def _describe(value: Any) -> str:
+    if value is None:
+        return "None"
     if isinstance(value, np.ndarray):
         return f"{value.dtype}{list(value.shape)}"
     if isinstance(value, (float, int, np.generic)):
