@@ -1,5 +1,7 @@
+"""``python -m adsrc``: the same program as the ``adsrc`` console script."""
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
