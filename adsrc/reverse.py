@@ -117,7 +117,7 @@ class Reverse:
 
     def line_comment(self, node: gast.AST) -> gast.stmt:
         line = getattr(node, "lineno", None) or self.parsed.first_line
-        text = self.parsed.source_line(line)
+        text = _without_comment(self.parsed.source_line(line))
         end = getattr(node, "end_lineno", None)
         if end and end > line:
             text += " ..."
@@ -444,6 +444,22 @@ def _jumps(node: gast.AST) -> bool:
         if isinstance(stmt, gast.If) and _jumps(stmt):
             return True
     return False
+
+
+def _without_comment(text: str) -> str:
+    """A source line without its trailing ``# comment``, if it tokenizes on its own."""
+    import io
+    import tokenize
+
+    if "#" not in text:
+        return text
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                return text[: token.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return text
 
 
 def _merge_comments(stmts: list[gast.stmt]) -> list[gast.stmt]:

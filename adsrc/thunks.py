@@ -248,8 +248,9 @@ class AccThunk:
             name = item.kind if type(item) is Thunk else "value"
             kinds[name] = kinds.get(name, 0) + 1
         parts = ", ".join(f"{k} x{n}" for k, n in kinds.items())
+        pending = f"{len(self.pending)} pending: {parts}" if parts else "nothing pending"
         held = "" if self.buffer is None else f", buffer {_describe(self.buffer)}"
-        return f"AccThunk({len(self.pending)} pending: {parts}{held})"
+        return f"AccThunk({pending}{held})"
 
 
 def _explain(error: Exception, thunks: list[Thunk]) -> None:
