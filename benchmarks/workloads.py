@@ -1,0 +1,141 @@
+"""The six benchmark workloads of issue 4, written the way a user would write them.
+
+Each primal function uses only the module-level name ``np``, so that
+frameworks.py can run the very same code object under ``autograd.numpy``,
+``jax.numpy`` or a torch shim by swapping that one global. Keep them plain:
+they are the input adsrc is meant to handle, not tuned code.
+
+Sizes come in two sets: the issue's (``quick=False``) and a tiny one for the
+CI smoke run (``quick=True``), where loops are short so that slow systems
+finish in seconds. The workload names stay the same in both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+# --- primal functions -------------------------------------------------------
+
+def regression(w, x):
+    return np.sum(w @ x) + np.linalg.norm(w)
+
+
+def loop512(W, x):
+    return sum((W @ xi)[0] for xi in x)
+
+
+def mlp(W1, b1, W2, b2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    out = h @ W2 + b2
+    return np.mean((out - Y) ** 2)
+
+
+def rnn100(Wh, Wx, h0, xs):
+    h = h0
+    for xt in xs:
+        h = np.tanh(Wh @ h + Wx @ xt)
+    return np.sum(h)
+
+
+def scalar_chain(x, n):
+    y = x
+    for _ in range(n):
+        y = np.sin(y) * 0.5 + x
+    return y
+
+
+def accum100k(v, c):
+    s = 0.0
+    for ci in c:
+        s = s + np.sum(v * ci)
+    return s
+
+
+# --- inputs -----------------------------------------------------------------
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _regression_args(quick):
+    r = _rng()
+    return r.standard_normal((2, 10)), r.standard_normal((10, 100))
+
+
+def _loop512_args(quick):
+    n = 16 if quick else 512
+    return np.ones((10, 10)), [np.ones(10) for _ in range(n)]
+
+
+def _mlp_args(quick):
+    r = _rng()
+    batch, n_in, n_hid, n_out = (8, 16, 16, 4) if quick else (64, 256, 256, 10)
+    return (
+        r.standard_normal((n_in, n_hid)) / np.sqrt(n_in),
+        np.zeros(n_hid),
+        r.standard_normal((n_hid, n_out)) / np.sqrt(n_hid),
+        np.zeros(n_out),
+        r.standard_normal((batch, n_in)),
+        r.standard_normal((batch, n_out)),
+    )
+
+
+def _rnn100_args(quick):
+    r = _rng()
+    steps, hidden, n_in = (10, 8, 4) if quick else (100, 32, 16)
+    return (
+        r.standard_normal((hidden, hidden)) * 0.5 / np.sqrt(hidden),
+        r.standard_normal((hidden, n_in)) / np.sqrt(n_in),
+        np.zeros(hidden),
+        r.standard_normal((steps, n_in)),
+    )
+
+
+def _scalar_chain_args(quick):
+    return 0.3, (50 if quick else 1000)
+
+
+def _accum100k_args(quick):
+    r = _rng()
+    return r.standard_normal(8), r.standard_normal(200 if quick else 100_000)
+
+
+# --- registry ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark: the primal, which arguments to differentiate, its inputs.
+
+    ``trips(args)`` is the number of Python loop iterations one call runs;
+    tracing systems (jax.jit) unroll that many, so the runner skips them past
+    a limit instead of compiling for minutes.
+    """
+
+    name: str
+    f: Callable
+    wrt: tuple[int, ...]
+    make_args: Callable[[bool], tuple]
+    trips: Callable[[tuple], int]
+    what: str
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in [
+        Workload("regression", regression, (0,), _regression_args, lambda a: 0,
+                 "sum(w @ x) + norm(w), w 2x10, x 10x100"),
+        Workload("loop512", loop512, (0,), _loop512_args, lambda a: len(a[1]),
+                 "sum((W @ xi)[0] for xi in x), W 10x10, 512 vectors"),
+        Workload("mlp", mlp, (0, 1, 2, 3), _mlp_args, lambda a: 0,
+                 "2-layer tanh MLP 256-256-10, batch 64, MSE"),
+        Workload("rnn100", rnn100, (0, 1), _rnn100_args, lambda a: len(a[3]),
+                 "h = tanh(Wh @ h + Wx @ x_t), 100 steps, hidden 32, input 16"),
+        Workload("scalar_chain", scalar_chain, (0,), _scalar_chain_args, lambda a: a[1],
+                 "Python float, 1000 x (y = sin(y) * 0.5 + x)"),
+        Workload("accum100k", accum100k, (0,), _accum100k_args, lambda a: len(a[1]),
+                 "one 8-vector used 100,000 times: s += sum(v * c_i)"),
+    ]
+}

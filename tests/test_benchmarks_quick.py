@@ -1,0 +1,67 @@
+"""Keep benchmarks/ from rotting: the quick run works, the hand gradients are right.
+
+No timing is asserted anywhere: CI machines are too noisy for that. The real
+numbers live in docs/performance.md.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import hand  # noqa: E402
+from benchmarks.checks import fd_entries  # noqa: E402
+from benchmarks.workloads import WORKLOADS  # noqa: E402
+
+
+def test_quick_run_prints_the_table(tmp_path):
+    out = tmp_path / "results.json"
+    proc = subprocess.run(
+        # Only the systems adsrc always has: the comparison frameworks, where a
+        # machine happens to have them, would make this smoke test slow.
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--json", str(out),
+         "--systems", "primal,hand,adsrc-lazy,adsrc-eager"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| workload | system | median µs | / hand | / primal |" in proc.stdout
+    results = json.loads(out.read_text())["results"]
+    measured = {(r["workload"], r["system"]) for r in results if r["error"] is None}
+    for name in WORKLOADS:  # primal and hand need nothing optional: they always run
+        assert (name, "primal") in measured
+        assert (name, "hand") in measured
+        assert (name, "adsrc-lazy") in measured and (name, "adsrc-eager") in measured
+    assert all(r["ok"] == "yes" for r in results if r["system"] in ("hand", "adsrc-lazy", "adsrc-eager")), \
+        proc.stdout
+
+
+def test_filters_and_unknown_names():
+    run = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"]
+    proc = subprocess.run(run + ["--workloads", "regression", "--systems", "primal,hand"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = [line for line in proc.stdout.splitlines() if line.startswith("| regression |")]
+    assert len(table) == 2
+    proc = subprocess.run(run + ["--systems", "nonesuch"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode != 0 and "nonesuch" in proc.stderr
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_hand_gradient_matches_central_differences(name):
+    wl = WORKLOADS[name]
+    args = wl.make_args(True)
+    grads = hand.HAND[name](*args)
+    assert len(grads) == len(wl.wrt)
+    rng = np.random.default_rng(2)
+    for i, g in zip(wl.wrt, grads):
+        assert np.shape(g) == np.shape(args[i]) and type(g) is type(args[i])
+        size = np.size(args[i])
+        entries = rng.choice(size, size=min(size, 12), replace=False)
+        expected = fd_entries(wl.f, args, i, entries)
+        np.testing.assert_allclose(np.ravel(g)[entries], expected, rtol=1e-5, atol=1e-7)
