@@ -9,6 +9,7 @@ from . import errors
 from .api import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
 from .config import config, eager_unthunk
 from .errors import AdsrcError
+from .higher import hessian, hvp, jacobian, jvp, jvp_source
 from .registry import register_adjoint, register_nondifferentiable
 from .thunks import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
 
@@ -18,5 +19,5 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "differentiate", "Differentiated", "adjoint_source",
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
-    "accumulate",
+    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian",
 ]

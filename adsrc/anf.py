@@ -9,7 +9,9 @@ which rule differentiates it. Temporaries are named after what they hold
 Also here, because they need to know what is active:
 
 * ``for x in xs`` over a differentiated sequence becomes an index loop
-  ``for i in range(len(xs)): x = xs[i]``, so that gradients reach ``xs``;
+  ``for i in range(len(xs)): x = xs[i]``, so that gradients reach ``xs``
+  (over a copy of the name ``xs`` if the body rebinds it);
+* ``v = v`` is dropped (its backward would reset ``dv`` after adding to it);
 * a primitive whose target is also one of its operands (``h = np.tanh(h)``)
   writes a fresh temporary first (``h_next``), so the backward sweep can
   still see the old value;
@@ -27,7 +29,7 @@ import gast
 
 from . import registry
 from .activity import Activity, gradient_reads, is_append, target_names
-from .desugar import call, const, name, store
+from .desugar import call, const, name, store, stored_names
 from .errors import NoGradientRule, UnsupportedSyntax
 from .naming import Namer, hint_for
 from .parse import _MISSING, Parsed
@@ -171,6 +173,11 @@ class ANF:
             and loop.iter.func.id == "range"
         if not is_range and self.activity.active(target) and self.is_varied(loop.iter):
             seq = self.expr(loop.iter)
+            if isinstance(seq, gast.Name) and seq.id in stored_names(loop.body):
+                # The body rebinds the name; the loop runs over the object it held first.
+                first = self.namer.fresh(f"{seq.id}_seq")
+                self.emit(first, seq, Prim("copy", [seq]))
+                seq = name(first)
             if isinstance(seq, gast.Name):
                 self.single_use.discard(seq.id)  # read in every iteration
             index = self.namer.fresh("i")
@@ -267,6 +274,10 @@ class ANF:
 
     def expr_into(self, node: gast.expr, target: str) -> None:
         """Emit statements that leave the value of ``node`` in ``target``."""
+        if isinstance(node, gast.Name) and node.id == target:
+            # ``v = v`` does nothing; as a copy, its backward would reset dv after adding dv.
+            self.out.append(gast.copy_location(gast.Pass(), self.line))
+            return None
         if isinstance(node, gast.IfExp):
             return self.conditional(node, target)
         if self.atomic(node) or not self.is_varied(node):
@@ -364,7 +375,7 @@ class ANF:
     def bind(self, callee: Any, args: list, keywords: list, node: gast.AST) -> list[gast.expr]:
         """A user call's arguments, in parameter order, with defaults filled in."""
         try:
-            signature = inspect.signature(callee)
+            signature = inspect.signature(callee, follow_wrapped=False)
             bound = signature.bind(*args, **{k.arg: k.value for k in keywords})
         except (TypeError, ValueError) as error:
             raise UnsupportedSyntax(f"this call of {callee.__name__} ({error})", self.where(node)) from None

@@ -34,7 +34,7 @@ def _positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     if not inspect.isfunction(func):
         name = getattr(func, "__name__", repr(func))
         raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
-    names = list(inspect.signature(func).parameters)
+    names = list(inspect.signature(func, follow_wrapped=False).parameters)
     many = isinstance(wrt, (tuple, list))
     out = []
     for item in (wrt if many else (wrt,)):
@@ -61,7 +61,7 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
         return _signatures[func]
     except (KeyError, TypeError):
         pass
-    signature = inspect.signature(func)
+    signature = inspect.signature(func, follow_wrapped=False)
     params = list(signature.parameters.values())
     simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
     entry = (signature, [p.name for p in params], simple)
@@ -101,8 +101,10 @@ def _check_leaf(name: str, value: Any) -> None:
                               f"{type(value).__name__}; pass floats, float arrays, or tuples, lists "
                               f"and dicts of them")
     if dtype.kind in "biu":
+        kind = "booleans" if dtype.kind == "b" else "integers"
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it holds "
-                              f"integers ({dtype}); pass it as floats (e.g. np.asarray(x, float))")
+                              f"{kind} ({dtype}), which have no gradient; pass it as floats "
+                              f"(e.g. np.asarray(x, float)), or leave it out of wrt")
     if dtype.kind == "c":
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: complex inputs "
                               f"are not supported")

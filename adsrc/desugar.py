@@ -87,6 +87,12 @@ def _names_in(nodes) -> set[str]:
     return {n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
+def stored_names(nodes) -> set[str]:
+    """The names assigned anywhere in ``nodes``."""
+    return {n.id for node in nodes for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
 class _Rename(gast.NodeTransformer):
     def __init__(self, mapping: dict[str, str]):
         self.mapping = mapping
@@ -244,8 +250,10 @@ class Desugar:
                 out.append(stmt)
         return out
 
-    def _sequence(self, expr: gast.expr, hint: str, before: list) -> gast.expr:
-        if isinstance(expr, gast.Name):
+    def _sequence(self, expr: gast.expr, hint: str, before: list, loop: gast.For) -> gast.expr:
+        """The sequence a loop indexes: a name, bound to a fresh one if the body rebinds it
+        (Python iterates over the object the name held when the loop began)."""
+        if isinstance(expr, gast.Name) and expr.id not in stored_names(loop.body):
             return expr
         seq = self.namer.fresh(hint)
         before.append(assign(seq, expr, expr))
@@ -256,7 +264,7 @@ class Desugar:
         func = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) else None
         if func == "enumerate" and len(it.args) == 1 and not it.keywords and isinstance(target, gast.Tuple) \
                 and len(target.elts) == 2 and isinstance(target.elts[0], gast.Name):
-            seq = self._sequence(it.args[0], "seq", before)
+            seq = self._sequence(it.args[0], "seq", before, loop)
             index = target.elts[0].id
             loop.iter = call("range", call("len", seq))
             loop.target = store(index)
@@ -264,7 +272,7 @@ class Desugar:
                 value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()), type_comment=None)], loop) + loop.body
         elif func == "zip" and it.args and not it.keywords and isinstance(target, gast.Tuple) \
                 and len(target.elts) == len(it.args):
-            seqs = [self._sequence(a, "seq", before) for a in it.args]
+            seqs = [self._sequence(a, "seq", before, loop) for a in it.args]
             index = self.namer.fresh("i")
             lengths = [call("len", copy.deepcopy(s)) for s in seqs]
             loop.iter = call("range", lengths[0] if len(lengths) == 1 else call("min", *lengths))

@@ -6,6 +6,8 @@ those of the original indentation), the file name, the source lines and a
 resolver for the names the function reads from outside (closure cells, then
 globals, then builtins).
 
+The source is that of the function's code object, never that of a function it
+wraps (``functools.wraps`` sets ``__wrapped__``, which inspect would follow).
 The adjoint receives every parameter positionally, in signature order, so the
 definition's positional-only and keyword-only parameters are listed in
 ``args.args`` along with the others. An ``async def`` is returned as it is
@@ -77,8 +79,10 @@ def parse_function(func: Callable) -> Parsed:
     if not inspect.isfunction(func):
         raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
     try:
-        lines, first_line = inspect.getsourcelines(func)
-        filename = inspect.getsourcefile(func) or func.__code__.co_filename
+        # The code object's source: inspect would follow __wrapped__ from a function
+        # to the one it wraps (functools.wraps), whose source computes something else.
+        lines, first_line = inspect.getsourcelines(func.__code__)
+        filename = inspect.getsourcefile(func.__code__) or func.__code__.co_filename
     except (OSError, TypeError) as error:
         code = func.__code__
         raise SourceUnavailable(name, str(error), f"{code.co_filename}:{code.co_firstlineno}") from None
@@ -111,7 +115,7 @@ _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 
 
 def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | None:
-    name = func.__name__
+    name = func.__code__.co_name  # not __name__, which functools.wraps or a user may change
     for child in module.body:
         if isinstance(child, _DEFINITIONS) and child.name == name:
             return child

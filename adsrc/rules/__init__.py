@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     shape,
     nondiff,
 )
+from . import linalg_jvp, reductions_jvp  # noqa: F401,E402  (tangent rules of the larger families)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 

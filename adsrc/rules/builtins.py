@@ -11,7 +11,8 @@ import builtins
 
 import numpy as np
 
-from ..registry import defvjp, lookup
+from ..registry import defjvp, defvjp, lookup
+from ._tangent import dense
 from ._util import cast_like, note, replace_zero, unbroadcast, variadic, zero
 
 _MAX_ARGS = 8
@@ -57,6 +58,38 @@ def _extremum_vjp(k):
 
 defvjp(builtins.max, *variadic(_extremum_vjp, _MAX_ARGS, _NAMES))
 defvjp(builtins.min, *variadic(_extremum_vjp, _MAX_ARGS, _NAMES))
+
+
+def _extremum_jvp(k):
+    """The tangent of max/min through argument ``k``: t where it wins, over the number of tied winners."""
+
+    def jvp(t, ans, *args, key=None, default=None):
+        rank = key or (lambda v: v)
+        if len(args) == 1:  # max(sequence): the winners' tangents, averaged
+            seq = args[0]
+            if isinstance(seq, np.ndarray):
+                wins = seq == ans
+                return np.sum(t * wins) / int(np.sum(wins))
+            wins = [rank(v) == rank(ans) for v in seq]
+            return builtins.sum(ti for ti, w in zip(dense(t, seq), wins) if w) / builtins.sum(wins)
+        if rank(args[k]) != rank(ans):
+            return zero
+        return t / builtins.sum(1 for v in args if rank(v) == rank(ans))
+
+    return jvp
+
+
+defjvp(builtins.abs, lambda t, ans, x: t * np.sign(x), linear=True)
+defjvp(builtins.float, lambda t, ans, x: float(t) if np.ndim(t) == 0 else t, linear=True)
+defjvp(
+    builtins.pow,
+    lambda t, ans, base, exp, mod=None: t * exp * base ** (exp - 1),
+    lambda t, ans, base, exp, mod=None: t * ans * np.log(replace_zero(base, 1.0)),
+)
+defjvp(builtins.sum, lambda t, ans, iterable, start=0: builtins.sum(dense(t, iterable)),
+       lambda t, ans, iterable, start=0: t, linear=True)
+defjvp(builtins.max, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), linear=True)
+defjvp(builtins.min, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), linear=True)
 note("of up to 8 values, or of one sequence; tied winners share g evenly", lookup(builtins.max), lookup(builtins.min))
 note("of a list (a list of gradients) or of an array (over its first axis)", lookup(builtins.sum))
 note("identity; the gradient keeps the argument's dtype", lookup(builtins.float))

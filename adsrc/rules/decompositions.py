@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defvjp, lookup
+from ..registry import defjvp, defvjp, lookup
 from ._util import is_zero, note, unbroadcast, zero
 
 
@@ -123,6 +123,86 @@ defvjp(np.linalg.eigh, _eigh_da)
 defvjp(np.linalg.eigvalsh, _eigvalsh_da)
 if hasattr(np.linalg, "svdvals"):
     defvjp(np.linalg.svdvals, _svdvals_dx)
+
+
+# ---- tangents ------------------------------------------------------------------
+def _read_triangle(t, lower=True):
+    """The symmetric matrix a function that reads one triangle of its input sees, for input ``t``."""
+    tri = np.tril(t) if lower else np.triu(t)
+    return tri + _mT(np.tril(t, -1) if lower else np.triu(t, 1))
+
+
+def _solve_jvp_a(t, ans, a, b):
+    x = np.asarray(ans)[..., None] if np.ndim(b) == 1 else ans
+    dx = -np.linalg.solve(a, t @ x)
+    return dx[..., 0] if np.ndim(b) == 1 else dx
+
+
+def _solve_jvp_b(t, ans, a, b):
+    if np.ndim(b) == 1:
+        return np.linalg.solve(a, np.asarray(t)[..., None])[..., 0]
+    return np.linalg.solve(a, t)
+
+
+def _power_jvp(t, a, n):
+    """sum over k of a^k t a^(n-1-k), n >= 0."""
+    powers = [np.broadcast_to(np.eye(np.shape(a)[-1], dtype=np.result_type(a, t)), np.shape(a))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ a)
+    return sum((powers[k] @ t @ powers[n - 1 - k] for k in range(n)), np.zeros(np.shape(a), np.result_type(a, t)))
+
+
+def _matrix_power_jvp(t, ans, a, n):
+    if n >= 0:
+        return _power_jvp(t, a, n)
+    inverse = np.linalg.inv(a)
+    return _power_jvp(-inverse @ t @ inverse, inverse, -n)
+
+
+def _cholesky_jvp(t, ans, a, /, *, upper=False):
+    """dL = L Φ(L⁻¹ dA L⁻ᵀ), Φ keeping the lower triangle with a halved diagonal."""
+    low = _mT(ans) if upper else ans
+    inv_low = np.linalg.inv(low)
+    inner = inv_low @ _read_triangle(t, lower=not upper) @ _mT(inv_low)
+    phi = np.tril(inner) - 0.5 * np.eye(np.shape(inner)[-1], dtype=inner.dtype) * inner
+    d_low = low @ phi
+    return _mT(d_low) if upper else d_low
+
+
+def _eigh_parts(t, w, v, UPLO):
+    """Vᵀ dA V for the matrix eigh reads, and F with F_ij = 1 / (w_j - w_i) off the diagonal."""
+    inner = _mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    off = ~np.eye(np.shape(w)[-1], dtype=bool)
+    return inner, np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+
+
+def _eigh_jvp(t, ans, a, UPLO="L"):
+    w, v = ans
+    inner, f = _eigh_parts(t, w, v, UPLO)
+    return np.diagonal(inner, axis1=-2, axis2=-1), v @ (f * inner)
+
+
+def _eigvalsh_jvp(t, ans, a, UPLO="L"):
+    v = np.linalg.eigh(a, UPLO)[1]
+    return np.diagonal(_mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v, axis1=-2, axis2=-1)
+
+
+def _svdvals_jvp(t, ans, x, /):
+    u, _, vh = np.linalg.svd(x, full_matrices=False)
+    return np.einsum("...ji,...jk,...ik->...i", u, t, vh)
+
+
+defjvp(np.linalg.inv, lambda t, ans, a: -ans @ t @ ans)
+defjvp(np.linalg.det, lambda t, ans, a: ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))
+defjvp(np.linalg.slogdet, lambda t, ans, a: (zero, np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)))
+defjvp(np.linalg.solve, _solve_jvp_a, _solve_jvp_b)
+defjvp(np.linalg.matrix_power, _matrix_power_jvp, None)
+defjvp(np.linalg.cholesky, _cholesky_jvp)
+defjvp(np.linalg.eigh, _eigh_jvp)
+defjvp(np.linalg.eigvalsh, _eigvalsh_jvp)
+if hasattr(np.linalg, "svdvals"):
+    defjvp(np.linalg.svdvals, _svdvals_jvp)
 
 note("the gradient lives on the triangle NumPy reads (lower by default)",
      lookup(np.linalg.cholesky), lookup(np.linalg.eigh), lookup(np.linalg.eigvalsh))

@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from ..registry import defmethod, defvjp, lookup
+from ..registry import defjvp, defmethod, defvjp, lookup
+from ._tangent import linear
 from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
 
 _LN2 = math.log(2.0)
@@ -27,6 +28,8 @@ _RAD = math.pi / 180.0
 # Arithmetic.
 defvjp(np.add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
 defvjp(np.subtract, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g, y))
+defjvp(np.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t, linear=True)
+defjvp(np.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, linear=True)
 
 
 def _weak_dtypes(values):
@@ -64,36 +67,54 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(g * x, y),
     fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)},
 )
+defjvp(np.multiply, linear(np.multiply, 0), linear(np.multiply, 1))
 defvjp(np.divide, lambda g, ans, x, y: unbroadcast(g / y, x), lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
+defjvp(np.divide, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
 defvjp(
     np.power,
     lambda g, ans, x, y: unbroadcast(g * y * np.power(x, y - 1), x),
     lambda g, ans, x, y: unbroadcast(g * ans * np.log(replace_zero(x, 1.0)), y),
 )
+defjvp(np.power, lambda t, ans, x, y: t * y * np.power(x, y - 1),
+       lambda t, ans, x, y: t * ans * np.log(replace_zero(x, 1.0)))
 defvjp(
     np.float_power,
     lambda g, ans, x, y: cast_like(unbroadcast(g * y * np.float_power(x, y - 1), x), x),
     lambda g, ans, x, y: cast_like(unbroadcast(g * ans * np.log(replace_zero(x, 1.0)), y), y),
 )
+defjvp(np.float_power, lambda t, ans, x, y: t * y * np.float_power(x, y - 1),
+       lambda t, ans, x, y: t * ans * np.log(replace_zero(x, 1.0)))
 # x % y == x - floor(x / y) * y; the quotient is piecewise constant.
 defvjp(
     np.remainder,
     lambda g, ans, x, y: unbroadcast(g, x),
     lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y),
 )
+defjvp(np.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * np.floor_divide(x, y))
 defvjp(np.fmod, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y))
+defjvp(np.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * np.trunc(x / y))
 defvjp(np.negative, lambda g, ans, x: -g)
 defvjp(np.positive, lambda g, ans, x: g)
 defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
 defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
 defvjp(np.copysign, lambda g, ans, x, y: unbroadcast(np.where(np.signbit(y), -g, g) * np.sign(x), x), None)
 defvjp(np.ldexp, lambda g, ans, x, n: unbroadcast(np.ldexp(g, n), x), None)
+defjvp(np.negative, linear(np.negative), linear=True)
+defjvp(np.positive, linear(np.positive), linear=True)
+defjvp(np.absolute, lambda t, ans, x: t * np.sign(x), linear=True)
+defjvp(np.fabs, lambda t, ans, x: t * np.sign(x), linear=True)
+defjvp(np.copysign, lambda t, ans, x, y: np.where(np.signbit(y), -t, t) * np.sign(x), None, linear=True)
+defjvp(np.ldexp, linear(np.ldexp), None, linear=True)
 
 # Roots and powers.
 defvjp(np.sqrt, lambda g, ans, x: g * 0.5 / ans)
 defvjp(np.cbrt, lambda g, ans, x: g / (3.0 * ans * ans))
 defvjp(np.square, lambda g, ans, x: g * 2.0 * x)
 defvjp(np.reciprocal, lambda g, ans, x: -g * ans * ans)
+defjvp(np.sqrt, lambda t, ans, x: t * 0.5 / ans)
+defjvp(np.cbrt, lambda t, ans, x: t / (3.0 * ans * ans))
+defjvp(np.square, lambda t, ans, x: t * 2.0 * x)
+defjvp(np.reciprocal, lambda t, ans, x: -t * ans * ans)
 
 # Exponentials and logarithms.
 defvjp(np.exp, lambda g, ans, x: g * ans)
@@ -103,6 +124,13 @@ defvjp(np.log, lambda g, ans, x: g / x)
 defvjp(np.log2, lambda g, ans, x: g / (x * _LN2))
 defvjp(np.log10, lambda g, ans, x: g / (x * _LN10))
 defvjp(np.log1p, lambda g, ans, x: g / (x + 1.0))
+defjvp(np.exp, lambda t, ans, x: t * ans)
+defjvp(np.exp2, lambda t, ans, x: t * ans * _LN2)
+defjvp(np.expm1, lambda t, ans, x: t * (ans + 1.0))
+defjvp(np.log, lambda t, ans, x: t / x)
+defjvp(np.log2, lambda t, ans, x: t / (x * _LN2))
+defjvp(np.log10, lambda t, ans, x: t / (x * _LN10))
+defjvp(np.log1p, lambda t, ans, x: t / (x + 1.0))
 defvjp(
     np.logaddexp,
     lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
@@ -113,6 +141,8 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(g * np.exp2(x - ans), x),
     lambda g, ans, x, y: unbroadcast(g * np.exp2(y - ans), y),
 )
+defjvp(np.logaddexp, lambda t, ans, x, y: t * np.exp(x - ans), lambda t, ans, x, y: t * np.exp(y - ans))
+defjvp(np.logaddexp2, lambda t, ans, x, y: t * np.exp2(x - ans), lambda t, ans, x, y: t * np.exp2(y - ans))
 
 # Trigonometric and hyperbolic.
 defvjp(np.sin, lambda g, ans, x: g * np.cos(x))
@@ -121,12 +151,19 @@ defvjp(np.tan, lambda g, ans, x: g * (1.0 + ans * ans))
 defvjp(np.arcsin, lambda g, ans, x: g / np.sqrt(1.0 - x * x))
 defvjp(np.arccos, lambda g, ans, x: -g / np.sqrt(1.0 - x * x))
 defvjp(np.arctan, lambda g, ans, x: g / (1.0 + x * x))
+defjvp(np.sin, lambda t, ans, x: t * np.cos(x))
+defjvp(np.cos, lambda t, ans, x: -t * np.sin(x))
+defjvp(np.tan, lambda t, ans, x: t * (1.0 + ans * ans))
+defjvp(np.arcsin, lambda t, ans, x: t / np.sqrt(1.0 - x * x))
+defjvp(np.arccos, lambda t, ans, x: -t / np.sqrt(1.0 - x * x))
+defjvp(np.arctan, lambda t, ans, x: t / (1.0 + x * x))
 # arctan2(y, x) is the angle of the point (x, y).
 defvjp(
     np.arctan2,
     lambda g, ans, y, x: unbroadcast(g * x / (x * x + y * y), y),
     lambda g, ans, y, x: unbroadcast(-g * y / (x * x + y * y), x),
 )
+defjvp(np.arctan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
 defvjp(np.sinh, lambda g, ans, x: g * np.cosh(x))
 defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
 defvjp(np.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
@@ -138,15 +175,28 @@ defvjp(np.deg2rad, lambda g, ans, x: g * _RAD)
 defvjp(np.radians, lambda g, ans, x: g * _RAD)
 defvjp(np.rad2deg, lambda g, ans, x: g * _DEG)
 defvjp(np.degrees, lambda g, ans, x: g * _DEG)
+defjvp(np.sinh, lambda t, ans, x: t * np.cosh(x))
+defjvp(np.cosh, lambda t, ans, x: t * np.sinh(x))
+defjvp(np.tanh, lambda t, ans, x: t * (1.0 - ans * ans))
+defjvp(np.arcsinh, lambda t, ans, x: t / np.sqrt(x * x + 1.0))
+defjvp(np.arccosh, lambda t, ans, x: t / np.sqrt(x * x - 1.0))
+defjvp(np.arctanh, lambda t, ans, x: t / (1.0 - x * x))
+defjvp(np.hypot, lambda t, ans, x, y: t * x / ans, lambda t, ans, x, y: t * y / ans)
+for _f in (np.deg2rad, np.radians, np.rad2deg, np.degrees):
+    defjvp(_f, linear(_f), linear=True)
 
 
 def _sinc_dx(g, ans, x):
-    """d sinc/dx = (cos(pi x) - sinc(x)) / x, which is 0 at x = 0."""
-    safe = replace_zero(x, 1.0)
-    return g * np.where(x == 0, 0.0, (np.cos(math.pi * x) - ans) / safe)
+    """d sinc/dx = (cos(pi x) - sinc(x)) / x; near 0, its series -pi^2 x / 3 (1 - pi^2 x^2 / 10),
+    which is also right to differentiate again (second order)."""
+    near = np.abs(x) < 1e-3
+    safe = np.where(near, 1.0, x)
+    series = -(math.pi**2 / 3.0) * x * (1.0 - (math.pi**2 / 10.0) * x * x)
+    return g * np.where(near, series, (np.cos(math.pi * x) - ans) / safe)
 
 
 defvjp(np.sinc, _sinc_dx)
+defjvp(np.sinc, _sinc_dx)  # linear in its first argument, so the vjp is the jvp too
 
 
 # Selection: the cotangent goes to the winner; ties split it evenly.
@@ -175,6 +225,14 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(_winner(g, x, y, (x < y) | np.isnan(y)), x),
     lambda g, ans, x, y: unbroadcast(_winner(g, y, x, (y < x) | np.isnan(x)), y),
 )
+defjvp(np.maximum, lambda t, ans, x, y: _winner(t, x, y, x > y), lambda t, ans, x, y: _winner(t, y, x, y > x),
+       linear=True)
+defjvp(np.minimum, lambda t, ans, x, y: _winner(t, x, y, x < y), lambda t, ans, x, y: _winner(t, y, x, y < x),
+       linear=True)
+defjvp(np.fmax, lambda t, ans, x, y: _winner(t, x, y, (x > y) | np.isnan(y)),
+       lambda t, ans, x, y: _winner(t, y, x, (y > x) | np.isnan(x)), linear=True)
+defjvp(np.fmin, lambda t, ans, x, y: _winner(t, x, y, (x < y) | np.isnan(y)),
+       lambda t, ans, x, y: _winner(t, y, x, (y < x) | np.isnan(x)), linear=True)
 
 
 def _bounds(a_min, a_max, kwargs):
@@ -216,10 +274,26 @@ defvjp(
     lambda g, ans, condition, x, y: unbroadcast(np.where(condition, 0, g), y),
 )
 
+
+def _clip_jvp(part):
+    """The tangent of a, lo or hi (``part`` 2, 3 or 4 of _clip_parts) where that one is the output."""
+
+    def jvp(t, ans, a, a_min=None, a_max=None, out=None, **kwargs):
+        return t * _clip_parts(a, a_min, a_max, kwargs)[part]
+
+    return jvp
+
+
+defjvp(np.clip, _clip_jvp(2), _clip_jvp(3), _clip_jvp(4), linear=True)
+defjvp(np.where, None, lambda t, ans, c, x, y: np.where(c, t, 0), lambda t, ans, c, x, y: np.where(c, 0, t), linear=True)
+
 # Real-valued identities and cleanups.
 defvjp(np.conjugate, lambda g, ans, x: np.conjugate(g))
 defvjp(np.real, lambda g, ans, x: np.real(g))
 defvjp(np.nan_to_num, lambda g, ans, x, *args, **kwargs: g * np.isfinite(x))
+defjvp(np.conjugate, linear(np.conjugate), linear=True)
+defjvp(np.real, linear(np.real), linear=True)
+defjvp(np.nan_to_num, lambda t, ans, x, *args, **kwargs: t * np.isfinite(x), linear=True)
 
 defmethod("clip", np.clip)
 defmethod("conjugate", np.conjugate)

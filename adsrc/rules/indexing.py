@@ -87,6 +87,8 @@ def _with_item_dvalue(g, ans, x, index, value):
 
 
 defvjp(with_item, _with_item_dx, None, _with_item_dvalue).module = "adsrc"
+defjvp(with_item, lambda t, ans, x, index, value: with_item(t, index, 0.0), None,
+       lambda t, ans, x, index, value: with_item(np.zeros(np.shape(x)), index, t), linear=True)
 
 
 def _take_index(shape, indices, axis, mode):

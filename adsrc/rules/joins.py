@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defvjp, lookup
+from ..registry import defjvp, defvjp, lookup
+from ._tangent import linear
 from ._util import cast_like, is_zero, note, zero
 
 
@@ -67,6 +68,10 @@ defvjp(np.hstack, _hstack_dtup)
 defvjp(np.dstack, _dstack_dtup)
 defvjp(np.column_stack, _column_stack_dtup)
 defvjp(np.append, _append_vjp(0), _append_vjp(1))
+for _f in (np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack):
+    defjvp(_f, linear(_f), linear=True)
+defjvp(np.append, lambda t, ans, arr, values, axis=None: np.append(t, np.zeros(np.shape(values)), axis),
+       lambda t, ans, arr, values, axis=None: np.append(np.zeros(np.shape(arr)), t, axis), linear=True)
 
 
 def _join_cotangents(g, ans, ary, axis):
@@ -92,6 +97,8 @@ defvjp(
 )
 defvjp(np.vsplit, lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 0), None)
 defvjp(np.dsplit, lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 2), None)
+for _f in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
+    defjvp(_f, linear(_f), None, linear=True)
 
 
 def _unstack_dx(g, ans, x, /, *, axis=0):
@@ -104,6 +111,7 @@ def _unstack_dx(g, ans, x, /, *, axis=0):
 
 if hasattr(np, "unstack"):
     defvjp(np.unstack, _unstack_dx)
+    defjvp(np.unstack, linear(np.unstack), linear=True)
 
 note("takes a list of arrays; returns a list of gradients",
      *(lookup(f) for f in (np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defvjp, lookup
+from ..registry import defjvp, defvjp, lookup
 from ._util import keep_dims, note, reduced_axes, replace_zero
 
 
@@ -58,6 +58,8 @@ def _matrix_grad(g, ans, x, ord, axes):
 
 
 def _norm_dx(g, ans, x, ord=None, axis=None, keepdims=False):
+    if ord is None and axis is None and not keepdims and type(x) is np.ndarray:
+        return g * x / ans if ans != 0 else np.zeros_like(x)  # the 2-norm of all elements
     ndim = np.ndim(x)
     if axis is None and ord is None:
         axes = tuple(range(ndim))
@@ -86,6 +88,32 @@ defvjp(np.linalg.norm, _norm_dx)
 if hasattr(np.linalg, "vector_norm"):
     defvjp(np.linalg.vector_norm, _vector_norm_dx)
     defvjp(np.linalg.matrix_norm, _matrix_norm_dx)
+
+
+# Tangents: a norm is a reduction, so its jvp sums (gradient of a unit cotangent) * t over the reduced axes.
+def _reduce_to(ans, weights, t, axes):
+    return np.reshape(np.sum(weights * t, axis=axes, keepdims=True), np.shape(ans))
+
+
+def _norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
+    axes = tuple(range(np.ndim(x))) if axis is None else reduced_axes(axis, np.ndim(x))
+    return _reduce_to(ans, _norm_dx(np.ones(np.shape(ans)), ans, x, ord, axis, keepdims), t, axes)
+
+
+def _vector_norm_jvp(t, ans, x, /, *, axis=None, keepdims=False, ord=2):
+    weights = _vector_norm_dx(np.ones(np.shape(ans)), ans, x, axis=axis, keepdims=keepdims, ord=ord)
+    return _reduce_to(ans, weights, t, reduced_axes(axis, np.ndim(x)))
+
+
+def _matrix_norm_jvp(t, ans, x, /, *, keepdims=False, ord="fro"):
+    weights = _matrix_norm_dx(np.ones(np.shape(ans)), ans, x, keepdims=keepdims, ord=ord)
+    return _reduce_to(ans, weights, t, (np.ndim(x) - 2, np.ndim(x) - 1))
+
+
+defjvp(np.linalg.norm, _norm_jvp)
+if hasattr(np.linalg, "vector_norm"):
+    defjvp(np.linalg.vector_norm, _vector_norm_jvp)
+    defjvp(np.linalg.matrix_norm, _matrix_norm_jvp)
 
 note("vectors: ord None/2, 1, inf, -inf, 0, p; matrices: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf; "
      "ties split evenly", *(lookup(f) for f in (np.linalg.norm, getattr(np.linalg, "vector_norm", None),

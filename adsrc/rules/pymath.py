@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ..registry import defvjp, lookup
+from ..registry import defjvp, defvjp, lookup
+from ._tangent import dense
 from ._util import note, variadic
 
 _SQRT_PI = math.sqrt(math.pi)
@@ -55,6 +56,40 @@ if hasattr(math, "exp2"):
 if hasattr(math, "cbrt"):
     defvjp(math.cbrt, lambda g, ans, x: g / (3.0 * ans * ans))
 
+# Tangents: the same derivatives, times t.
+defjvp(math.sin, lambda t, ans, x: t * math.cos(x))
+defjvp(math.cos, lambda t, ans, x: -t * math.sin(x))
+defjvp(math.tan, lambda t, ans, x: t * (1.0 + ans * ans))
+defjvp(math.asin, lambda t, ans, x: t / math.sqrt(1.0 - x * x))
+defjvp(math.acos, lambda t, ans, x: -t / math.sqrt(1.0 - x * x))
+defjvp(math.atan, lambda t, ans, x: t / (1.0 + x * x))
+defjvp(math.atan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
+defjvp(math.sinh, lambda t, ans, x: t * math.cosh(x))
+defjvp(math.cosh, lambda t, ans, x: t * math.sinh(x))
+defjvp(math.tanh, lambda t, ans, x: t * (1.0 - ans * ans))
+defjvp(math.asinh, lambda t, ans, x: t / math.sqrt(x * x + 1.0))
+defjvp(math.acosh, lambda t, ans, x: t / math.sqrt(x * x - 1.0))
+defjvp(math.atanh, lambda t, ans, x: t / (1.0 - x * x))
+defjvp(math.exp, lambda t, ans, x: t * ans)
+defjvp(math.expm1, lambda t, ans, x: t * (ans + 1.0))
+defjvp(math.log2, lambda t, ans, x: t / (x * math.log(2.0)))
+defjvp(math.log10, lambda t, ans, x: t / (x * math.log(10.0)))
+defjvp(math.log1p, lambda t, ans, x: t / (1.0 + x))
+defjvp(math.sqrt, lambda t, ans, x: t * 0.5 / ans)
+defjvp(math.fabs, lambda t, ans, x: t * _sign(x), linear=True)
+defjvp(math.erf, lambda t, ans, x: t * (2.0 / _SQRT_PI) * math.exp(-x * x))
+defjvp(math.erfc, lambda t, ans, x: -t * (2.0 / _SQRT_PI) * math.exp(-x * x))
+defjvp(math.degrees, lambda t, ans, x: t * (180.0 / math.pi), linear=True)
+defjvp(math.radians, lambda t, ans, x: t * (math.pi / 180.0), linear=True)
+defjvp(math.copysign, lambda t, ans, x, y: t * _sign(x) * math.copysign(1.0, y), None, linear=True)
+defjvp(math.ldexp, lambda t, ans, x, i: t * 2.0**i, None, linear=True)
+defjvp(math.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - ans) / y)
+defjvp(math.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - ans) / y)
+if hasattr(math, "exp2"):
+    defjvp(math.exp2, lambda t, ans, x: t * ans * math.log(2.0))
+if hasattr(math, "cbrt"):
+    defjvp(math.cbrt, lambda t, ans, x: t / (3.0 * ans * ans))
+
 
 def _log_dx(g, ans, x, base=math.e):
     return g / (x * math.log(base))
@@ -65,6 +100,7 @@ def _log_dbase(g, ans, x, base=math.e):
 
 
 defvjp(math.log, _log_dx, _log_dbase)
+defjvp(math.log, _log_dx, _log_dbase)  # scalar: each vjp is its own jvp
 
 
 def _pow_dy(g, ans, x, y):
@@ -73,6 +109,7 @@ def _pow_dy(g, ans, x, y):
 
 
 defvjp(math.pow, lambda g, ans, x, y: g * y * math.pow(x, y - 1.0) if y != 0 else 0.0 * g, _pow_dy)
+defjvp(math.pow, lambda t, ans, x, y: t * y * math.pow(x, y - 1.0) if y != 0 else 0.0 * t, _pow_dy)
 
 
 def _hypot_vjp(k):
@@ -83,6 +120,7 @@ def _hypot_vjp(k):
 
 
 defvjp(math.hypot, *variadic(_hypot_vjp, 4, ("x", "y", "z", "w")))
+defjvp(math.hypot, *variadic(_hypot_vjp, 4, ("x", "y", "z", "w")))  # scalar: each vjp is its own jvp
 
 
 def _like_sequence(values, seq):
@@ -117,12 +155,19 @@ def _dist_dq(g, ans, p, q):
 defvjp(math.fsum, lambda g, ans, seq: _like_sequence([g for _ in seq], seq))
 defvjp(math.prod, _prod_dx)
 defvjp(math.dist, _dist_dp, _dist_dq)
+defjvp(math.fsum, lambda t, ans, seq: math.fsum(dense(t, seq)), linear=True)
+defjvp(math.prod, lambda t, ans, iterable, *, start=1: start * math.fsum(
+    a * b for a, b in zip(dense(t, iterable), _products_of_others(list(iterable)))))
+defjvp(math.dist, lambda t, ans, p, q: math.fsum(a * b for a, b in zip(dense(t, p), _dist_dp(1.0, ans, p, q))),
+       lambda t, ans, p, q: math.fsum(a * b for a, b in zip(dense(t, q), _dist_dq(1.0, ans, p, q))))
 if hasattr(math, "sumprod"):
     defvjp(
         math.sumprod,
         lambda g, ans, p, q: _like_sequence([g * b for b in q], p),
         lambda g, ans, p, q: _like_sequence([g * a for a in p], q),
     )
+    defjvp(math.sumprod, lambda t, ans, p, q: math.sumprod(dense(t, p), q),
+           lambda t, ans, p, q: math.sumprod(p, dense(t, q)))
 
 note("up to 4 coordinates", lookup(math.hypot))
 note("d/dbase for the optional base too", lookup(math.log))

@@ -26,11 +26,15 @@ def _unsupported_where(where, name):
 
 
 def _sum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    if axis is None and where is _NO and type(x) is np.ndarray:
+        return np.broadcast_to(g, x.shape)  # the common call, np.sum(x): no reshaping needed
     spread = np.broadcast_to(keep_dims(g, x, axis, keepdims), np.shape(x))
     return spread if no_value(where) else spread * where
 
 
 def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
+    if axis is None and where is _NO and type(x) is np.ndarray and x.size:
+        return np.broadcast_to(g / x.size, x.shape)  # np.mean(x)
     spread = keep_dims(g, x, axis, keepdims)
     if no_value(where):
         return np.broadcast_to(spread / max(reduced_size(x, axis), 1), np.shape(x))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defattribute, defmethod, defvjp, lookup
+from ..registry import defattribute, defjvp, defmethod, defvjp, lookup
+from ._tangent import dense, linear, without
 from ._util import cast_like, is_zero, note, unbroadcast, variadic, zero
 
 __all__ = ["flatten", "astype", "item"]
@@ -203,6 +204,37 @@ def _linspace_vjp(k):
 
 
 defvjp(np.linspace, *variadic(_linspace_vjp, 2, ("start", "stop")))
+
+
+# ---- tangents: every layout change is linear, so each applies itself to the tangent
+def _atleast_jvp(func, k):
+    def jvp(t, ans, *arys):
+        mine = func(dense(t, arys[k]))
+        return mine if len(arys) == 1 else [zero] * k + [mine] + [zero] * (len(arys) - k - 1)
+
+    return jvp
+
+
+def _sort_jvp(t, ans, a, axis=-1, kind=None, order=None):
+    if axis is None:
+        return np.ravel(t)[np.argsort(np.ravel(a), kind="stable")]
+    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis)
+
+
+for _f in (np.reshape, np.ravel, flatten, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.expand_dims,
+           np.squeeze, np.broadcast_to, np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.copy, astype,
+           item, np.tile, np.repeat, np.flip, np.fliplr, np.flipud, np.rot90, np.roll,
+           *(getattr(np, n) for n in ("matrix_transpose", "astype") if hasattr(np, n)),
+           *(getattr(np.linalg, n) for n in ("matrix_transpose",) if hasattr(np.linalg, n))):
+    defjvp(_f, linear(_f), linear=True)
+for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    defjvp(_f, *(_atleast_jvp(_f, k) for k in range(3)), linear=True)
+defjvp(np.pad, lambda t, ans, array, pad_width, *args, **kwargs: np.pad(
+    t, pad_width, *args, **without(kwargs, "constant_values", "end_values")), linear=True)
+defjvp(np.sort, _sort_jvp, linear=True)
+defjvp(np.linspace, lambda t, ans, start, stop, *args, **kwargs: np.linspace(t, np.zeros(np.shape(stop)), *args, **kwargs),
+       lambda t, ans, start, stop, *args, **kwargs: np.linspace(np.zeros(np.shape(start)), t, *args, **kwargs),
+       linear=True)
 
 # ---- array methods and attributes -------------------------------------------
 defattribute("T", np.transpose)

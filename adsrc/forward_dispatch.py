@@ -1,0 +1,310 @@
+"""The run-time half of forward mode for any Python code (second order): what a call means.
+
+Code transformed by forward_any.py does not resolve its calls at compile time;
+it hands each one to :func:`call` with the tangents of the arguments, which
+returns ``(value, tangent)``. That is what lets the same pass differentiate a
+generated adjoint, the pullback closures it returns and the rule functions
+they call. In order:
+
+* a function already in the JVP convention (a transformed pullback) is called as is;
+* a callee adjoint (``adjoint_of``) runs the JVP of its *eager* adjoint: at the
+  inner level of a second derivative, gradients are accumulated eagerly, never
+  as thunks;
+* a vjp of a rule marked ``linear`` (its value depends on the primal arguments
+  only through shapes or piecewise-constant masks) is linear in the cotangent,
+  so its tangent is the vjp of the cotangent's tangent; any other vjp is
+  differentiated from its source;
+* a registered primitive uses its jvps; a non-differentiable one gives zero;
+* when every tangent is zero the primal is called as it is (the common case
+  for index and shape arithmetic);
+* any other Python function is transformed from its source, once;
+* anything else (a C function without a rule, a function whose source cannot
+  be transformed) is called as it is, and gets a zero tangent when its result
+  holds no floating-point values or all its inputs' tangents are zero; if
+  not, the call raises, naming the function: a tangent is never silently
+  dropped.
+
+The helpers for operators, loops, unpacking and writes into arrays are in
+forward_ops.py; this module re-exports them, so that generated code imports
+one module (as ``fwd``).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from . import registry
+from .forward_ops import (  # noqa: F401  (generated code reaches every helper through this module)
+    TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero, items, iterate,
+    keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript, unary,
+    unpack, vararg_tangents, zero, _all_zero,
+)
+from .tangents import add_tangents, as_tangent, drop_last, part
+from .thunks import unthunk
+
+_LIST_MUTATORS = {"append", "extend", "insert", "pop", "reverse", "clear"}
+
+
+# ---- calls -------------------------------------------------------------------------
+def jvp_function(fn: Callable) -> Callable:
+    """Mark a transformed function: it takes ``(tangents, ktangents, *args)`` and returns (value, tangent)."""
+    fn.__adsrc_jvp__ = True
+    return fn
+
+
+def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """``fn(*args, **kwargs)`` and its tangent, given the arguments' tangents."""
+    if getattr(fn, "__adsrc_jvp__", False):
+        return fn(tangents, ktangents, *args, **kwargs)
+    from .runtime import adjoint_of
+
+    if isinstance(fn, adjoint_of):
+        from .compiler import get_adjoint
+
+        return _transformed(get_adjoint(fn.func, fn.wrt, True).function, tangents, ktangents, args, kwargs)
+    rule = _vjp_rule(fn)
+    if rule is not None:
+        return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
+    special = _special(fn) or _in_place(fn)
+    if special is not None:
+        return special(tangents, args, kwargs)
+    generated = inspect.isfunction(fn) and fn.__code__.co_filename.startswith("<adsrc")
+    if not generated and _all_zero(tangents, ktangents):
+        return fn(*args, **kwargs), zero
+    rule = registry.lookup(fn)
+    if rule is not None:
+        return _rule_call(rule, fn, tangents, ktangents, args, kwargs)
+    if registry.is_nondifferentiable(fn) or fn in _pure_helpers():
+        return fn(*args, **kwargs), zero
+    if inspect.isfunction(fn):
+        return _transformed(fn, tangents, ktangents, args, kwargs)
+    return _opaque(fn, tangents, ktangents, args, kwargs)
+
+
+def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    from .forward_any_compiler import general_jvp
+
+    jvp, failure = general_jvp(fn)
+    if jvp is None:
+        return _opaque(fn, tangents, ktangents, args, kwargs, failure)
+    return jvp(tangents, ktangents, *args, **kwargs)
+
+
+def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | None = None) -> tuple[Any, Any]:
+    value = fn(*args, **kwargs)
+    if _all_zero(tangents, ktangents) or not (holds_floats(value) or _may_have_written(value, args, tangents)):
+        return value, zero
+    label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    why = f": {reason}" if reason is not None else ": it has no tangent rule and no Python source adsrc can transform"
+    raise NotImplementedError(f"adsrc cannot differentiate {label} in forward mode{why}")
+
+
+def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
+    """A procedure (it returns None) given an array or list whose tangent is not zero may have written into it."""
+    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not is_zero(t)
+                                 for a, t in zip(args, tangents))
+
+
+def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+    ans = fn(*args, **kwargs)
+    if not all(is_zero(t) for t in ktangents.values()):
+        raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+    total = zero
+    for i, t in enumerate(tangents):
+        if is_zero(t):
+            continue
+        jvp = rule.jvps[i] if i < len(rule.jvps) else None
+        if jvp is None:
+            if i < len(rule.vjps) and rule.vjps[i] is not None:
+                raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i}")
+            continue  # an index, a shape, a condition: no tangent
+        total = add_tangents(total, jvp(t, ans, *args, **kwargs))
+    return ans, total
+
+
+def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+    """A rule's vjp called from adjoint code: linear in the cotangent ``g`` (its first argument)."""
+    if args and args[0] is zero:
+        return zero, zero
+    if rule.linear or _all_zero(tangents[1:], ktangents):
+        value = vjp(*args, **kwargs)
+        dg = tangents[0] if tangents else zero
+        return value, (zero if is_zero(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
+    value, tangent = _transformed(vjp.__wrapped__, tangents, ktangents, args, kwargs)
+    return as_tangent(value), as_tangent(tangent)
+
+
+_vjp_index: dict[int, Any] = {}
+
+
+def _vjp_rule(fn: Any):
+    """The rule whose vjp ``fn`` is, if it is one."""
+    if not hasattr(fn, "uses") or not hasattr(fn, "__wrapped__"):
+        return None
+    rule = _vjp_index.get(id(fn))
+    if rule is None or fn not in rule.vjps:
+        _vjp_index.clear()
+        _vjp_index.update({id(v): r for r in registry.rules() for v in r.vjps if v is not None})
+        rule = _vjp_index.get(id(fn))
+    return rule
+
+
+# ---- functions with tangents of their own: runtime helpers and container builtins ------
+def _linear_helper(func: Callable, tangent: Callable) -> Callable:
+    def run(tangents, args, kwargs):
+        value = func(*args, **kwargs)
+        t = tangents[0] if tangents else zero
+        return value, (zero if is_zero(t) else tangent(t, *args[1:], **kwargs))
+
+    return run
+
+
+def _sequence(kind: type, tangent_kind: type) -> Callable:
+    def run(tangents, args, kwargs):
+        if not args:
+            return kind(), zero
+        value = kind(args[0])
+        t = tangents[0] if tangents else zero
+        return value, (zero if is_zero(t) else tangent_kind(items(t, value)))
+
+    return run
+
+
+def _zip(tangents, args, kwargs):
+    value = list(zip(*args, **kwargs))
+    columns = [items(t, list(a))[: len(value)] for t, a in zip(tangents, args)]
+    return value, TangentList(TangentTuple(row) for row in zip(*columns))
+
+
+def _enumerate(tangents, args, kwargs):
+    seq = list(args[0])
+    value = list(enumerate(seq, *args[1:], **kwargs))
+    return value, TangentList(TangentTuple((zero, t)) for t in items(tangents[0], seq))
+
+
+def _reversed(tangents, args, kwargs):
+    seq = list(args[0])
+    return seq[::-1], TangentList(items(tangents[0], seq)[::-1])
+
+
+_SPECIALS: dict[Any, Callable] = {}
+
+
+def _special(fn: Any) -> Callable | None:
+    if not _SPECIALS:
+        _SPECIALS.update({
+            part: _linear_helper(part, part), drop_last: _linear_helper(drop_last, drop_last),
+            unthunk: _linear_helper(unthunk, lambda t: t), as_tangent: _linear_helper(as_tangent, as_tangent),
+            list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
+            enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
+            add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
+        })
+    try:
+        return _SPECIALS.get(fn)
+    except TypeError:
+        return None
+
+
+def _writable(t: Any, what: str) -> np.ndarray:
+    if not (isinstance(t, np.ndarray) and t.flags.writeable):
+        raise NotImplementedError(f"forward mode: {what} writes into an array whose tangent is not its own")
+    return t
+
+
+def _in_place(fn: Any) -> Callable | None:
+    """NumPy functions that write into their first argument: the same write, on its tangent."""
+    owner, label = getattr(fn, "__self__", None), getattr(fn, "__name__", "")
+    if label == "at" and owner in (np.add, np.subtract):
+        def ufunc_at(tangents, args, kwargs):
+            owner.at(*args)
+            if len(tangents) > 2 and not is_zero(tangents[2]):
+                owner.at(_writable(tangents[0], f"np.{owner.__name__}.at"), args[1], tangents[2])
+            return None, zero
+        return ufunc_at
+    if fn is np.put_along_axis or fn is np.copyto:
+        def put(tangents, args, kwargs):
+            fn(*args, **kwargs)
+            value_t = tangents[2] if fn is np.put_along_axis else tangents[1]
+            if not (is_zero(tangents[0]) and is_zero(value_t)):
+                target = _writable(tangents[0], fn.__name__)
+                value_t = 0.0 if is_zero(value_t) else value_t
+                if fn is np.put_along_axis:
+                    fn(target, args[1], value_t, *args[3:], **kwargs)
+                else:
+                    fn(target, value_t, *args[2:], **kwargs)
+            return None, zero
+        return put
+    return None
+
+
+_PURE: set = set()
+
+
+def _pure_helpers() -> set:
+    """Helpers of the rule modules that compute shapes, axes or flags from their inputs: no tangent."""
+    if not _PURE:
+        from .higher import seed_for
+        from .rules import _util, linalg
+
+        _PURE.update({seed_for, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
+                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes})
+    return _PURE
+
+
+# ---- methods, operators, attributes, subscripts ----------------------------------------
+def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any):
+    """``obj.name(*args, **kwargs)`` and its tangent; list mutators mirror themselves on the tangent list."""
+    if isinstance(obj, list) and name in _LIST_MUTATORS:
+        value = getattr(obj, name)(*args, **kwargs)
+        if name == "pop":
+            return value, (dobj.pop(*args) if isinstance(dobj, list) else zero)
+        if isinstance(dobj, list):
+            if name in ("append", "insert"):
+                getattr(dobj, name)(*args[:-1], tangents[-1])
+            elif name == "extend":
+                dobj.extend(items(tangents[0], list(args[0])))
+            else:
+                getattr(dobj, name)()
+        elif not _all_zero(tangents, ktangents):
+            raise NotImplementedError(f"forward mode: .{name}() on a list whose tangent is not a list")
+        return value, zero
+    if isinstance(obj, dict) and name in ("get", "items", "values", "keys", "copy"):
+        return _dict_method(obj, dobj, name, tangents, args)
+    if isinstance(obj, (np.ndarray, np.generic, float, int)):
+        prim = registry.method_primitive(name)
+        if prim is not None:
+            return call(prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
+    bound = getattr(obj, name)
+    if is_zero(dobj) and _all_zero(tangents, ktangents):
+        return bound(*args, **kwargs), zero
+    return call(bound, tangents, ktangents, *args, **kwargs)
+
+
+def _dict_method(obj, dobj, name, tangents, args):
+    value = getattr(obj, name)(*args)
+    if is_zero(dobj) and _all_zero(tangents, {}):
+        return value, zero
+    dobj = {} if is_zero(dobj) else dobj
+    if name == "get":
+        key = args[0]
+        return value, (dobj.get(key, zero) if key in obj else (tangents[1] if len(tangents) > 1 else zero))
+    if name == "items":
+        return list(value), TangentList(TangentTuple((zero, dobj.get(k, zero))) for k in obj)
+    if name == "values":
+        return list(value), TangentList(dobj.get(k, zero) for k in obj)
+    if name == "copy":
+        return value, TangentDict(dobj)
+    return value, zero
+
+
+# ---- loops, unpacking, starred arguments -----------------------------------------------
+
+
+# ---- parameters of a transformed function -----------------------------------------------
+
+
+# ---- arrays and lists written in place -------------------------------------------------
+
+

@@ -1,0 +1,487 @@
+"""A corpus of functions adsrc must refuse, for tests/test_fence.py.
+
+Every function listed in CORPUS calls ``ran(name)`` before anything else, so
+a test can tell whether any of its code ran. The line adsrc must blame holds
+a marker comment ``# expect: <ErrorClass>: <text in the message>``; a marker
+in a helper names the corpus function it belongs to, ``# expect(f): ...``.
+"""
+import inspect
+import math
+import random
+
+import numpy as np
+
+CALLS = []
+COUNTER = 0.0
+
+
+def ran(name):
+    CALLS.append(name)
+
+
+class Box:
+    value = 1.0
+
+    def method(self, v):
+        return v
+
+
+class Opaque:
+    def __call__(self, v):
+        return v
+
+
+opaque = Opaque()
+vectorized = np.vectorize(math.sin)
+
+
+def try_except(x):
+    ran("try_except")
+    try:  # expect: UnsupportedSyntax: try/except
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def try_finally(x):
+    ran("try_finally")
+    y = x * 2.0
+    try:  # expect: UnsupportedSyntax: try/finally
+        y = y + 1.0
+    finally:
+        y = y * 3.0
+    return np.sum(y)
+
+
+def try_except_finally(x):
+    ran("try_except_finally")
+    try:  # expect: UnsupportedSyntax: try/except/finally
+        y = x * 2.0
+    except ValueError:
+        y = x
+    finally:
+        x = x + 1.0
+    return np.sum(y)
+
+
+def with_statement(x):
+    ran("with_statement")
+    with np.errstate(all="ignore"):  # expect: UnsupportedSyntax: with statement
+        y = np.log(x)
+    return np.sum(y)
+
+
+def yield_value(x):
+    ran("yield_value")
+    yield np.sum(x)  # expect: UnsupportedSyntax: yield
+
+
+def yield_from(x):
+    ran("yield_from")
+    yield from [np.sum(x)]  # expect: UnsupportedSyntax: yield from
+
+
+def generator_inside(x):
+    ran("generator_inside")
+
+    def gen():  # expect: UnsupportedSyntax: generator function defined inside
+        yield x
+    return np.sum(x)
+
+
+async def async_function(x):  # expect: UnsupportedSyntax: async function
+    ran("async_function")
+    return np.sum(x)
+
+
+def global_write(x):
+    ran("global_write")
+    global COUNTER  # expect: UnsupportedSyntax: global
+    COUNTER = COUNTER + 1.0
+    return np.sum(x) * COUNTER
+
+
+def _make_nonlocal():
+    total = 0.0
+
+    def nonlocal_write(x):
+        ran("nonlocal_write")
+        nonlocal total  # expect: UnsupportedSyntax: nonlocal
+        total = total + 1.0
+        return np.sum(x) * total
+    return nonlocal_write
+
+
+nonlocal_write = _make_nonlocal()
+
+
+def class_inside(x):
+    ran("class_inside")
+
+    class Local:  # expect: UnsupportedSyntax: class definition
+        scale = 2.0
+    return np.sum(x) * Local.scale
+
+
+def delete(x):
+    ran("delete")
+    y = x * 2.0
+    del y  # expect: UnsupportedSyntax: del
+    return np.sum(x)
+
+
+def walrus(x):
+    ran("walrus")
+    if (s := np.sum(x)) > 0:  # expect: UnsupportedSyntax: walrus
+        return s * 2.0
+    return s
+
+
+def match_statement(x):
+    ran("match_statement")
+    match x.ndim:  # expect: UnsupportedSyntax: match
+        case 1:
+            return np.sum(x)
+    return np.sum(x) * 2.0
+
+
+def star_assignment(x):
+    ran("star_assignment")
+    a, *rest = x[0], x[1], x[1]  # expect: UnsupportedSyntax: star-assignment
+    return a * 2.0
+
+
+def star_in_loop_target(x):
+    ran("star_in_loop_target")
+    total = 0.0
+    for a, *rest in [(x, x, x)]:  # expect: UnsupportedSyntax: star-assignment
+        total = total + np.sum(a)
+    return total
+
+
+def starred_call(x):
+    ran("starred_call")
+    pair = (x, x)
+    return np.sum(np.add(*pair))  # expect: UnsupportedSyntax: starred argument
+
+
+def starred_in_list(x):
+    ran("starred_in_list")
+    y = [*x]  # expect: UnsupportedSyntax: star-unpacking
+    return y[0]
+
+
+def attribute_of_argument(x, box):
+    ran("attribute_of_argument")
+    box.value = x  # expect: UnsupportedSyntax: assignment to an attribute
+    return np.sum(x)
+
+
+def augmented_attribute(x, box):
+    ran("augmented_attribute")
+    box.value += np.sum(x)  # expect: UnsupportedSyntax: assignment to an attribute
+    return np.sum(x)
+
+
+def attribute_loop_target(x, box):
+    ran("attribute_loop_target")
+    for box.value in range(3):  # expect: UnsupportedSyntax: assignment to an attribute
+        x = x * 2.0
+    return np.sum(x)
+
+
+def import_inside(x):
+    ran("import_inside")
+    import math as m  # expect: UnsupportedSyntax: import inside the function
+    return np.sum(x) * m.pi
+
+
+def import_from_inside(x):
+    ran("import_from_inside")
+    from math import pi  # expect: UnsupportedSyntax: import inside the function
+    return np.sum(x) * pi
+
+
+def setattr_call(x, box):
+    ran("setattr_call")
+    setattr(box, "value", np.sum(x))  # expect: UnsupportedSyntax: setattr
+    return np.sum(x) * box.value
+
+
+def setattr_alias(x, box):
+    ran("setattr_alias")
+    put = setattr  # expect: UnsupportedSyntax: setattr
+    put(box, "value", 2.0)
+    return np.sum(x)
+
+
+def delattr_call(x, box):
+    ran("delattr_call")
+    delattr(box, "value")  # expect: UnsupportedSyntax: delattr
+    return np.sum(x)
+
+
+def object_setattr(x, box):
+    ran("object_setattr")
+    object.__setattr__(box, "value", 2.0)  # expect: UnsupportedSyntax: __setattr__
+    return np.sum(x)
+
+
+def for_else(x):
+    ran("for_else")
+    for i in range(2):  # expect: UnsupportedSyntax: for ... else
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return np.sum(x)
+
+
+def while_else(x):
+    ran("while_else")
+    k = 0
+    while k < 2:  # expect: UnsupportedSyntax: while ... else
+        k += 1
+    else:
+        x = x + 1.0
+    return np.sum(x)
+
+
+def chained_assignment(x):
+    ran("chained_assignment")
+    a = b = x * 2.0  # expect: UnsupportedSyntax: chained assignment
+    return np.sum(a * b)
+
+
+def subscript_assignment(x):
+    ran("subscript_assignment")
+    y = x[1:]
+    y[0] = np.sum(x)  # expect: UnsupportedSyntax: assignment to a subscript
+    return np.sum(y)
+
+
+def augmented_subscript(x):
+    ran("augmented_subscript")
+    x[0] += 1.0  # expect: UnsupportedSyntax: assignment to a subscript
+    return np.sum(x)
+
+
+def subscript_assignment_through_alias(x):
+    ran("subscript_assignment_through_alias")
+    y = np.zeros(3)
+    z = y
+    z[1] = 2.0  # expect: UnsupportedSyntax: assignment to a subscript
+    return np.sum(y * x)
+
+
+def list_append(x):
+    ran("list_append")
+    parts = [x]
+    alias = parts
+    parts.append(x * 2.0)  # expect: UnsupportedSyntax: .append()
+    return np.sum(alias[1])
+
+
+def array_fill(x):
+    ran("array_fill")
+    y = x * 2.0
+    y.fill(0.0)  # expect: UnsupportedSyntax: .fill()
+    return np.sum(y)
+
+
+def array_sort_method(x):
+    ran("array_sort_method")
+    y = x * 2.0
+    y.sort()  # expect: UnsupportedSyntax: .sort()
+    return y[0]
+
+
+def setitem_method(x):
+    ran("setitem_method")
+    y = x * 2.0
+    y.__setitem__(0, 1.0)  # expect: UnsupportedSyntax: __setitem__
+    return np.sum(y)
+
+
+def out_keyword(x):
+    ran("out_keyword")
+    y = x * 1.0
+    np.multiply(y, 2.0, out=y)  # expect: UnsupportedSyntax: out=
+    return np.sum(y)
+
+
+def copyto(x):
+    ran("copyto")
+    y = np.zeros_like(x)
+    np.copyto(y, x)  # expect: UnsupportedSyntax: np.copyto
+    return np.sum(y)
+
+
+def ufunc_at(x):
+    ran("ufunc_at")
+    y = x * 1.0
+    np.add.at(y, [0], 1.0)  # expect: UnsupportedSyntax: np.add.at
+    return np.sum(y)
+
+
+def shuffle(x):
+    ran("shuffle")
+    y = x * 1.0
+    random.shuffle(y)  # expect: UnsupportedSyntax: random.shuffle
+    return y[0]
+
+
+def exec_call(x):
+    ran("exec_call")
+    exec("pass")  # expect: UnsupportedSyntax: exec
+    return np.sum(x)
+
+
+def eval_call(x):
+    ran("eval_call")
+    y = eval("x * 2.0")  # expect: UnsupportedSyntax: eval
+    return np.sum(y)
+
+
+def lambda_inside(x):
+    ran("lambda_inside")
+    ys = sorted(x, key=lambda v: -v)  # expect: UnsupportedSyntax: lambda
+    return np.sum(ys)
+
+
+def nested_function(x):
+    ran("nested_function")
+    for i in range(2):
+        def square(v):  # expect: UnsupportedSyntax: nested function definition
+            return v * v
+    return np.sum(square(x))
+
+
+def dict_unpacking(x):
+    ran("dict_unpacking")
+    base = {"b": 1.0}
+    d = {**base, "a": x}  # expect: UnsupportedSyntax: dict unpacking
+    return np.sum(d["a"])
+
+
+def set_literal(x):
+    ran("set_literal")
+    s = {1, 2}  # expect: UnsupportedSyntax: set literal
+    return np.sum(x) * len(s)
+
+
+def dict_comprehension(x):
+    ran("dict_comprehension")
+    d = {i: x * i for i in range(2)}  # expect: UnsupportedSyntax: dict comprehension
+    return np.sum(d[1])
+
+
+def list_comprehension(x):
+    ran("list_comprehension")
+    ys = {x * i for i in range(2)}  # expect: UnsupportedSyntax: set comprehension
+    return np.sum(ys[1])
+
+
+def generator_expression(x):
+    ran("generator_expression")
+    return max(np.sum(x * i) for i in range(2) async for j in x)  # expect: UnsupportedSyntax: async comprehension
+
+
+def var_positional(x, *rest):  # expect: UnsupportedSyntax: *args or **kwargs
+    ran("var_positional")
+    return np.sum(x)
+
+
+def var_keyword(x, **options):  # expect: UnsupportedSyntax: *args or **kwargs
+    ran("var_keyword")
+    return np.sum(x)
+
+
+def bare_annotation(x):
+    ran("bare_annotation")
+    y: float  # expect: UnsupportedSyntax: annotation without a value
+    return np.sum(x)
+
+
+def sum_in_while_condition(x):
+    ran("sum_in_while_condition")
+    k = 0
+    while sum(v for v in range(k)) < 3:  # expect: UnsupportedSyntax: sum over a comprehension in a while
+        k += 1
+    return np.sum(x) * k
+
+
+def nested_unpacking(x):
+    ran("nested_unpacking")
+    (a, b), c = (x, x), x  # expect: UnsupportedSyntax: nested unpacking
+    return np.sum(a * b * c)
+
+
+def set_comprehension(x):
+    ran("set_comprehension")
+    s = {i for i in range(3)}  # expect: UnsupportedSyntax: set comprehension
+    return np.sum(x) * len(s)
+
+
+def active_keyword(x):
+    ran("active_keyword")
+    return np.sum(a=x * 2.0)  # expect: UnsupportedSyntax: by keyword
+
+
+def opaque_callable(x):
+    ran("opaque_callable")
+    return np.sum(opaque(x * 2.0))  # expect: NoGradientRule: opaque
+
+
+def vectorized_call(x):
+    ran("vectorized_call")
+    return np.sum(vectorized(x))  # expect: NoGradientRule: vectorized
+
+
+def unknown_method(x):
+    ran("unknown_method")
+    return np.sum(x.frobnicate())  # expect: NoGradientRule: frobnicate
+
+
+def bound_method_of_object(x, box):
+    ran("bound_method_of_object")
+    return np.sum(box.method(x))  # expect: NoGradientRule: method
+
+
+def _helper_with_try(v):
+    try:  # expect(calls_bad_helper): UnsupportedSyntax: try/except
+        w = v * 2.0
+    except ValueError:
+        w = v
+    return w
+
+
+def calls_bad_helper(x):
+    ran("calls_bad_helper")
+    y = x * 3.0
+    return np.sum(_helper_with_try(y))
+
+
+def _helper_without_rule(v):
+    return opaque(v)  # expect(calls_helper_without_rule): NoGradientRule: opaque
+
+
+def calls_helper_without_rule(x):
+    ran("calls_helper_without_rule")
+    return np.sum(_helper_without_rule(x * 2.0))
+
+
+def _keyword_only_helper(v, *, scale=2.0):
+    return v * scale
+
+
+def calls_keyword_only(x):
+    ran("calls_keyword_only")
+    return np.sum(_keyword_only_helper(x, scale=x))  # expect: UnsupportedSyntax: keyword-only
+
+
+CORPUS = [
+    name for name, value in list(globals().items())
+    if inspect.isfunction(value) and value.__module__ == __name__
+    and not name.startswith("_") and name != "ran"
+]
