@@ -39,7 +39,8 @@ from .optimize import optimize as run_passes
 from .parse import _MISSING, Parsed, parse_function
 from .reverse import Reverse
 
-_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rule_vjp", "adjoint_of"]
+_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding",
+            "rule_vjp", "adjoint_of"]
 
 
 @dataclass
@@ -97,11 +98,11 @@ def _compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize
     user_names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(params)
     namer = Namer(user_names)
     free = _free_names(node, local_names(node))
-    node = desugar(parsed, namer)
+    runtime = {r: namer.fresh(r) for r in _RUNTIME}
+    node = desugar(parsed, namer, runtime)
     locals_ = local_names(node)
     anf = _ANFResolver(parsed, locals_)
     activity = analyze(node, set(wrt_names), anf.resolve)
-    runtime = {r: namer.fresh(r) for r in _RUNTIME}
     node = to_anf(parsed, node, namer, activity, runtime)
     locals_ = local_names(node)
     activity = analyze(node, set(wrt_names), anf.resolve)

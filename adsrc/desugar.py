@@ -65,9 +65,26 @@ def located(nodes, like):
 
 
 class Simplify(gast.NodeTransformer):
-    """``x op= e`` to ``x = x op e``; annotated assignment to plain assignment."""
+    """``x op= e`` to ``x = x op e``; annotated assignment to plain assignment.
 
-    def visit_AugAssign(self, node: gast.AugAssign) -> gast.Assign:
+    Where ``x`` may share its array with another name, the two differ for an
+    array (in place, the other name sees the change), so the rewrite is
+    preceded by ``rebinding(x, 'file:line')``, which refuses an array at run time.
+    """
+
+    def __init__(self, shared: dict[str, bool] | None = None, guard: str | None = None,
+                 parsed: Parsed | None = None):
+        self.shared, self.guard, self.parsed = shared or {}, guard, parsed
+
+    def visit_AugAssign(self, node: gast.AugAssign):
+        target = node.target
+        if isinstance(target, gast.Name) and target.id in self.shared and self.guard:
+            check = gast.Expr(value=call(self.guard, name(target.id), const(self.parsed.where(node)),
+                                         const(self.shared[target.id])))
+            return located([check], node) + [self._rewrite(node)]
+        return self._rewrite(node)
+
+    def _rewrite(self, node: gast.AugAssign) -> gast.Assign:
         target = node.target
         if isinstance(target, gast.Subscript):
             current = gast.Subscript(value=copy.deepcopy(target.value), slice=copy.deepcopy(target.slice),
@@ -81,6 +98,10 @@ class Simplify(gast.NodeTransformer):
 
     def visit_AnnAssign(self, node: gast.AnnAssign) -> gast.Assign:
         return gast.copy_location(gast.Assign(targets=[node.target], value=node.value, type_comment=None), node)
+
+
+def _as_list(result) -> list[gast.stmt]:
+    return result if isinstance(result, list) else [result]
 
 
 def _names_in(nodes) -> set[str]:
@@ -346,9 +367,17 @@ class Desugar:
         end = gast.Return(value=name(result))
         return body + located([end], body[-1] if body else self.parsed.node)
 
+    def shared_names(self) -> dict[str, bool]:
+        if getattr(self, "_shared", None) is None:
+            from .fence import SyntaxFence
+
+            self._shared = SyntaxFence(self.parsed).shared_names()
+        return self._shared
+
     def prepare(self, body: list[gast.stmt]) -> list[gast.stmt]:
         """Simplify assignments, drop docstrings and hoist comprehensions in one body."""
-        body = [Simplify().visit(s) for s in body]
+        simplify = Simplify(self.shared_names(), self.runtime.get("rebinding"), self.parsed)
+        body = [out for s in body for out in _as_list(simplify.visit(s))]
         body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
         return self.hoist_sums(body)
 
@@ -405,5 +434,7 @@ def _append_rest(node: gast.If, rest: list[gast.stmt]) -> None:
         block.extend(copy.deepcopy(rest))
 
 
-def desugar(parsed: Parsed, namer: Namer) -> gast.FunctionDef:
-    return Desugar(parsed, namer).run(parsed.node)
+def desugar(parsed: Parsed, namer: Namer, runtime: dict[str, str] | None = None) -> gast.FunctionDef:
+    desugarer = Desugar(parsed, namer)
+    desugarer.runtime = runtime or {}
+    return desugarer.run(parsed.node)

@@ -55,6 +55,13 @@ _FRESH_ARRAYS = {
 }
 _FRESH_CALLABLES = (np.zeros, np.ones, np.empty, np.full, np.array, np.copy, np.eye, np.identity)
 
+# Methods and NumPy functions whose result may be a view sharing the argument's memory.
+_VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal", "T", "real"}
+_VIEW_FUNCTIONS = {
+    "reshape", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis", "broadcast_to",
+    "diagonal", "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "real", "imag", "split", "array_split",
+}
+
 _MUTATING_METHODS = {
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
     "setdefault", "popitem", "add", "discard", "fill", "resize", "put", "itemset",
@@ -95,6 +102,7 @@ class SyntaxFence(gast.NodeVisitor):
     def __init__(self, parsed: Parsed):
         self.parsed = parsed
         self._writable: set[str] | None = None
+        self._shared: dict[str, bool] | None = None
         self._top_targets: list[gast.AST] = []
         self.locals = {n.id for n in gast.walk(parsed.node)
                        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
@@ -264,6 +272,39 @@ class SyntaxFence(gast.NodeVisitor):
         self._top_targets = [node.target]
         self._check_target(node.target)
         self.visit(node.value)
+
+    def shared_names(self) -> dict[str, bool]:
+        """Locals whose array may also be reachable through another name: given a second
+        name (``v = x``), or taken as a view of another array (``row = W[0]``, ``x.T``,
+        ``x.reshape(...)``). For them ``x += e`` in place and ``x = x + e`` differ when
+        they hold an array, so desugar guards their augmented assignments at run time.
+        Maps each to whether it was given a second name (else it may only be a view)."""
+        if self._shared is not None:
+            return self._shared
+        aliased: set[str] = set()
+        views: set[str] = set()
+        for node in gast.walk(self.parsed.node):
+            if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
+                continue
+            target, value = node.targets[0].id, node.value
+            if isinstance(value, gast.Name) and value.id in self.locals:
+                aliased.update((target, value.id))
+            elif self._may_be_view(value):
+                views.add(target)
+        self._shared = {name: name in aliased for name in aliased | views}
+        return self._shared
+
+    def _may_be_view(self, value: gast.AST) -> bool:
+        if isinstance(value, (gast.Subscript, gast.Attribute)):
+            return True
+        if isinstance(value, gast.Call):
+            func = value.func
+            if isinstance(func, gast.Attribute) and self.static(func.value) is _MISSING:
+                return func.attr in _VIEW_METHODS
+            target = self.static(func)
+            return getattr(target, "__name__", None) in _VIEW_FUNCTIONS and \
+                getattr(target, "__module__", "") == "numpy"
+        return False
 
     def visit_AnnAssign(self, node: gast.AnnAssign) -> None:
         if node.value is None:

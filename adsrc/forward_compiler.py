@@ -65,11 +65,11 @@ def compile_jvp(func: Callable, wrt: tuple[int, ...]) -> JVP:
     wrt_names = [params[i] for i in wrt]
     namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(params))
     free = _free_names(node, local_names(node))
-    node = desugar(parsed, namer)
+    runtime = {r: namer.fresh(r) for r in _RUNTIME}
+    node = desugar(parsed, namer, runtime)
     resolver = _ANFResolver(parsed, local_names(node))
     activity = _varied_only(node, set(wrt_names), resolver.resolve)
     forward_rt = {r: namer.fresh(r) for r in _FORWARD_RUNTIME}
-    runtime = {r: namer.fresh(r) for r in _RUNTIME}
     node = to_anf(parsed, node, namer, activity, runtime)
     activity = _varied_only(node, set(wrt_names), resolver.resolve)
     forward = Forward(parsed, namer, activity, wrt_names, forward_rt)

@@ -12,7 +12,25 @@ from .rules.indexing import with_item
 from .tangents import drop_last, part
 from .thunks import AccThunk, Thunk, accumulate, unthunk, zero
 
-__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rule_vjp", "adjoint_of"]
+__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding", "rule_vjp", "adjoint_of"]
+
+
+def rebinding(value: Any, where: str, aliased: bool) -> None:
+    """Guard ``x op= e``, which adsrc runs as ``x = x op e``, where ``x`` may share an array.
+
+    For a number the two are the same, and for an array nothing else refers
+    to. For an array that another name shares (``aliased``: the function gave
+    it a second name) or that is a view of another array, Python would change
+    it in place and the other name would see the change, so adsrc refuses
+    rather than compute another value.
+    """
+    import numpy as np
+
+    from .errors import UnsupportedSyntax
+
+    if isinstance(value, np.ndarray) and (aliased or value.base is not None):
+        raise UnsupportedSyntax("augmented assignment (x op= e) to an array that another name may share",
+                                where, "write x = x op e, or copy the array first (x = x.copy())")
 
 
 def rule_vjp(qualname: str, index: int) -> Callable:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..reverse import is_comment
 from . import constfold, deadcode, propagate, tape, unthunks, zeros
 
 PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)
@@ -43,4 +44,27 @@ def optimize(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20) 
             changed |= optimization.run(adjoint, pullback, context)
         if not changed:
             break
+    _drop_orphan_comments(adjoint)
     return adjoint
+
+
+def _drop_orphan_comments(node: gast.AST) -> None:
+    """Remove line comments whose block lost every statement after them.
+
+    A comment heads the statements of one original line; when the passes
+    remove all of those, the comment would stand alone (and a block holding
+    only a comment is not valid Python).
+    """
+    for field in ("body", "orelse"):
+        block = getattr(node, field, None)
+        if not isinstance(block, list):
+            continue
+        for stmt in block:
+            _drop_orphan_comments(stmt)
+        kept = []
+        for i, stmt in enumerate(block):
+            if is_comment(stmt) and all(is_comment(s) or isinstance(s, gast.Pass) for s in block[i + 1:]):
+                continue
+            kept.append(stmt)
+        if len(kept) != len(block):
+            block[:] = kept or [gast.Pass()]

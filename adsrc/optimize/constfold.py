@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import gast
 
+from ..reverse import is_comment
+
 
 def _empty(block: list[gast.stmt]) -> bool:
-    return all(isinstance(s, gast.Pass) for s in block)
+    """Nothing to run: only ``pass`` statements and line comments."""
+    return all(isinstance(s, gast.Pass) or is_comment(s) for s in block)
 
 
 class _Fold(gast.NodeTransformer):
