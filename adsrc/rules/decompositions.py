@@ -26,9 +26,26 @@ def _inv_da(g, ans, a):
     return -_mT(ans) @ g @ _mT(ans)
 
 
+def _adjugate(a):
+    """adj(A), with A adj(A) = det(A) I, also where A is singular (no inverse taken).
+
+    Where A is safely invertible, adj(A) = det(A) A⁻¹. Otherwise, from the
+    SVD A = U S Vᵀ: adj(A) = det(U) det(V) V diag(c) Uᵀ, where c_i is the
+    product of the singular values other than s_i.
+    """
+    n = np.shape(a)[-1]
+    det = np.linalg.det(a)
+    scale = np.max(np.abs(a), axis=(-2, -1)) ** n
+    if np.all(np.abs(det) > 1e-8 * scale):
+        return np.expand_dims(det, (-2, -1)) * np.linalg.inv(a)
+    u, s, vt = np.linalg.svd(a)
+    others = np.prod(np.where(~np.eye(n, dtype=bool), s[..., None, :], 1.0), axis=-1)
+    sign = np.linalg.det(u) * np.linalg.det(vt)
+    return np.expand_dims(sign, (-2, -1)) * (_mT(vt) * others[..., None, :]) @ _mT(u)
+
+
 def _det_da(g, ans, a):
-    scale = np.expand_dims(np.asarray(g) * ans, (-2, -1))
-    return scale * _mT(np.linalg.inv(a))
+    return np.expand_dims(np.asarray(g), (-2, -1)) * _mT(_adjugate(a))
 
 
 def _slogdet_da(g, ans, a):
@@ -194,7 +211,7 @@ def _svdvals_jvp(t, ans, x, /):
 
 
 defjvp(np.linalg.inv, lambda t, ans, a: -ans @ t @ ans)
-defjvp(np.linalg.det, lambda t, ans, a: ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))
+defjvp(np.linalg.det, lambda t, ans, a: np.trace(_adjugate(a) @ t, axis1=-2, axis2=-1))
 defjvp(np.linalg.slogdet, lambda t, ans, a: (zero, np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)))
 defjvp(np.linalg.solve, _solve_jvp_a, _solve_jvp_b)
 defjvp(np.linalg.matrix_power, _matrix_power_jvp, None)
