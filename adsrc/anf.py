@@ -29,9 +29,9 @@ import gast
 
 from . import registry
 from .activity import Activity, gradient_reads, is_append, target_names
-from .desugar import call, const, name, store, stored_names
+from .desugar import call, const, name, store
 from .errors import NoGradientRule, UnsupportedSyntax
-from .naming import Namer, hint_for
+from .naming import Namer, hint_for, stored_names
 from .parse import _MISSING, Parsed
 
 import numpy as np

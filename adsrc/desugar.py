@@ -30,7 +30,7 @@ import gast
 
 from .errors import UnsupportedSyntax
 from .inline import inline_local_functions
-from .naming import Namer
+from .naming import Namer, Rename, stored_names
 from .parse import Parsed
 
 
@@ -107,21 +107,6 @@ def _as_list(result) -> list[gast.stmt]:
 def _names_in(nodes) -> set[str]:
     return {n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)}
 
-
-def stored_names(nodes) -> set[str]:
-    """The names assigned anywhere in ``nodes``."""
-    return {n.id for node in nodes for n in gast.walk(node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping: dict[str, str]):
-        self.mapping = mapping
-
-    def visit_Name(self, node: gast.Name) -> gast.Name:
-        if node.id in self.mapping:
-            node.id = self.mapping[node.id]
-        return node
 
 
 class _ComprehensionHoister(gast.NodeTransformer):
@@ -235,7 +220,7 @@ class Desugar:
         outside = self._all_names - _names_in([comp]) | (self._hoisted & inside)
         clashes = {n: self.namer.fresh(n) for n in inside if n in outside}
         if clashes:
-            _Rename(clashes).visit(comp)
+            Rename(clashes).visit(comp)
         self._hoisted |= _names_in(g.target for g in comp.generators)
 
     def hoist_sums(self, stmts: list[gast.stmt]) -> list[gast.stmt]:

@@ -28,7 +28,7 @@ import gast
 
 from .desugar import call, const, name, store
 from .errors import UnsupportedSyntax
-from .naming import Namer
+from .naming import Namer, Rename
 from .reverse import assign
 
 
@@ -388,7 +388,7 @@ class AnyForward:
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.fresh(n.id)
         first_iter = copy.deepcopy(node.generators[0].iter)  # evaluated in the enclosing scope, not renamed
-        node = _Rename(renames).visit(copy.deepcopy(node))
+        node = Rename(renames).visit(copy.deepcopy(node))
         node.generators[0].iter = first_iter
         body: list[gast.stmt] = [gast.Expr(value=gast.Call(
             func=gast.Attribute(value=name(items), attr="append", ctx=gast.Load()), args=[node.elt], keywords=[]))]
@@ -415,15 +415,6 @@ class AnyForward:
 
     expr_SetComp = expr_DictComp = _opaque
 
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping: dict[str, str]):
-        self.mapping = mapping
-
-    def visit_Name(self, node: gast.Name) -> gast.Name:
-        if node.id in self.mapping:
-            node.id = self.mapping[node.id]
-        return node
 
 
 def _is_docstring(stmt: gast.stmt) -> bool:

@@ -16,24 +16,11 @@ import copy
 import gast
 
 from .errors import UnsupportedSyntax
-from .naming import Namer
+from .naming import Namer, Rename, stored_names
 from .parse import Parsed
 
 _MAX_DEPTH = 32
 
-
-def _stores(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping: dict[str, str]):
-        self.mapping = mapping
-
-    def visit_Name(self, node: gast.Name) -> gast.Name:
-        if node.id in self.mapping:
-            node.id = self.mapping[node.id]
-        return node
 
 
 class Inliner:
@@ -124,7 +111,7 @@ class Inliner:
                 self.fail(call, f"calling {fn.name} with the keyword {kw.arg}")
             bound[kw.arg] = kw.value
         mapping = {p: self.namer.fresh(p) for p in params}
-        for local in _stores(gast.Module(body=fn.body, type_ignores=[])):
+        for local in stored_names(fn.body):
             if local not in mapping:
                 mapping[local] = self.namer.fresh(local)
         for p in params:
@@ -134,7 +121,7 @@ class Inliner:
             before.append(gast.copy_location(
                 gast.Assign(targets=[gast.Name(id=mapping[p], ctx=gast.Store(), annotation=None,
                                                type_comment=None)], value=value, type_comment=None), call))
-        body = [_Rename(mapping).visit(s) for s in copy.deepcopy(fn.body)]
+        body = [Rename(mapping).visit(s) for s in copy.deepcopy(fn.body)]
         self.depth += 1
         try:
             inner = self.block(body[:-1] + [gast.copy_location(gast.Expr(value=body[-1].value), body[-1])])

@@ -43,6 +43,24 @@ class Namer:
         return self.fresh(f"d{name}" if not name.startswith("_") else f"d{name}")
 
 
+def stored_names(nodes) -> set[str]:
+    """The names assigned anywhere in ``nodes``."""
+    return {n.id for node in nodes for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+class Rename(gast.NodeTransformer):
+    """Renames variables in place, loads and stores alike, by a mapping old -> new."""
+
+    def __init__(self, mapping: dict[str, str]):
+        self.mapping = mapping
+
+    def visit_Name(self, node: gast.Name) -> gast.Name:
+        if node.id in self.mapping:
+            node.id = self.mapping[node.id]
+        return node
+
+
 def _clean(text: str) -> str:
     text = re.sub(r"\W+", "_", text).strip("_")
     if text and text[0].isdigit():
