@@ -381,6 +381,9 @@ class ANF:
             raise UnsupportedSyntax(f"this call of {callee.__name__} ({error})", self.where(node)) from None
         out = []
         for param in signature.parameters.values():
+            if param.kind is param.VAR_POSITIONAL:  # the callee's adjoint takes *args as one tuple
+                out.append(self.expr(gast.Tuple(elts=list(bound.arguments.get(param.name, ())), ctx=gast.Load())))
+                continue
             if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
                 raise UnsupportedSyntax(f"calling {callee.__name__}, which has a {param.kind.description} "
                                         f"parameter, with a differentiable argument", self.where(node))

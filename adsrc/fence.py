@@ -387,8 +387,8 @@ def check_syntax(parsed: Parsed) -> None:
     if isinstance(parsed.node, gast.AsyncFunctionDef):
         raise UnsupportedSyntax("an async function (async def)", parsed.where(parsed.node))
     args = parsed.node.args
-    if args.vararg is not None or args.kwarg is not None:
-        raise UnsupportedSyntax("*args or **kwargs parameters", parsed.where(parsed.node))
+    if args.kwarg is not None:
+        raise UnsupportedSyntax("**kwargs parameters", parsed.where(parsed.node))
     fence = SyntaxFence(parsed)
     for stmt in parsed.node.body:
         fence.visit_top_level(stmt)

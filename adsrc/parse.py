@@ -9,8 +9,8 @@ globals, then builtins).
 The source is that of the function's code object, never that of a function it
 wraps (``functools.wraps`` sets ``__wrapped__``, which inspect would follow).
 The adjoint receives every parameter positionally, in signature order, so the
-definition's positional-only and keyword-only parameters are listed in
-``args.args`` along with the others. An ``async def`` is returned as it is
+definition's positional-only and keyword-only parameters, and ``*args`` (as one
+tuple), are listed in ``args.args`` along with the others. An ``async def`` is returned as it is
 (an ``AsyncFunctionDef``), for the fence to reject.
 """
 from __future__ import annotations
@@ -106,7 +106,9 @@ def parse_function(func: Callable) -> Parsed:
                 child.col_offset += indent
     node.decorator_list = []
     args = node.args
-    args.args = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+    star = [args.vararg] if args.vararg is not None else []  # *args arrives as one tuple
+    args.args = list(args.posonlyargs) + list(args.args) + star + list(args.kwonlyargs)
+    args.vararg = None
     args.posonlyargs, args.kwonlyargs, args.kw_defaults, args.defaults = [], [], [], []
     return Parsed(func, node, filename, first_line, indent, closure_values(func))
 

@@ -387,12 +387,16 @@ def generator_expression(x):
     return max(np.sum(x * i) for i in range(2) async for j in x)  # expect: UnsupportedSyntax: async comprehension
 
 
-def var_positional(x, *rest):  # expect: UnsupportedSyntax: *args or **kwargs
+def _star_helper(*terms, **options):
+    return terms[0]
+
+
+def var_positional(x):
     ran("var_positional")
-    return np.sum(x)
+    return np.sum(_star_helper(x, scale=2.0))  # expect: UnsupportedSyntax: variadic keyword
 
 
-def var_keyword(x, **options):  # expect: UnsupportedSyntax: *args or **kwargs
+def var_keyword(x, **options):  # expect: UnsupportedSyntax: **kwargs
     ran("var_keyword")
     return np.sum(x)
 

@@ -169,3 +169,23 @@ def writes_into_view(x):
 def test_subscript_assignment_elsewhere_is_refused(f):
     with pytest.raises(adsrc.errors.UnsupportedSyntax, match="not created in this function"):
         adsrc.grad(f)(np.ones(3))
+
+
+def total_of(*terms):
+    s = 0.0
+    for t in terms:
+        s = s + np.sum(t * t)
+    return s
+
+
+def calls_star_args(x, y):
+    return total_of(x, y * 2.0) + total_of(x)
+
+
+def test_star_args_in_callees_and_in_the_differentiated_function():
+    check(calls_star_args, rng.normal(size=3), rng.normal(size=2), wrt=(0, 1))
+    terms = (rng.normal(size=3), rng.normal(size=2))
+    g = adsrc.grad(total_of)(*terms)
+    assert isinstance(g, tuple) and len(g) == 2
+    np.testing.assert_allclose(g[0], 2 * terms[0])
+    np.testing.assert_allclose(g[1], 2 * terms[1])
