@@ -137,20 +137,32 @@ def _compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize
 _compiling = threading.local()
 
 
-def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
-    """Compile now the adjoints that the generated code would compile at its first call of them."""
-    from .runtime import adjoint_of
+def compile_callees(own: tuple, namespace: dict[str, Any], stub: type,
+                    key: Callable[[Any], tuple], compile_one: Callable[[Any], Any]) -> None:
+    """Compile now what the generated code would compile at its first call of a callee.
 
+    An unsupported construct or a missing rule in a helper is then reported
+    before any of the caller's code runs. ``stub`` is the lazily compiling
+    callable the generated module holds (runtime.adjoint_of, forward_runtime.jvp_of);
+    functions already being compiled up the stack (recursion) are skipped.
+    """
     busy: set = _compiling.__dict__.setdefault("keys", set())
     fresh = own not in busy
     busy.add(own)
     try:
         for value in list(namespace.values()):
-            if isinstance(value, adjoint_of) and (value.func, value.wrt, value.eager) not in busy:
-                get_adjoint(value.func, value.wrt, value.eager)
+            if isinstance(value, stub) and key(value) not in busy:
+                compile_one(value)
     finally:
         if fresh:
             busy.discard(own)
+
+
+def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
+    from .runtime import adjoint_of
+
+    compile_callees(own, namespace, adjoint_of, lambda v: (v.func, v.wrt, v.eager),
+                    lambda v: get_adjoint(v.func, v.wrt, v.eager))
 
 
 def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:

@@ -21,7 +21,7 @@ import gast
 from .activity import Activity, analyze
 from .anf import local_names, to_anf
 from .codegen import load, module_source
-from .compiler import _RUNTIME, Adjoint, _ANFResolver, _free_names
+from .compiler import _RUNTIME, Adjoint, _ANFResolver, _free_names, compile_callees
 from .desugar import desugar
 from .fence import check_syntax
 from .forward import Forward
@@ -100,23 +100,10 @@ def _import(module: str, names: dict[str, str], used: set[str]) -> str:
     return f"from {module} import {', '.join(parts)}" if parts else ""
 
 
-_compiling = threading.local()
-
-
 def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
-    """Compile now the JVPs the generated code would compile at its first call, to report errors early."""
     from .forward_runtime import jvp_of
 
-    busy: set = _compiling.__dict__.setdefault("keys", set())
-    fresh = own not in busy
-    busy.add(own)
-    try:
-        for value in list(namespace.values()):
-            if isinstance(value, jvp_of) and (value.func, value.wrt) not in busy:
-                get_jvp(value.func, value.wrt)
-    finally:
-        if fresh:
-            busy.discard(own)
+    compile_callees(own, namespace, jvp_of, lambda v: (v.func, v.wrt), lambda v: get_jvp(v.func, v.wrt))
 
 
 _cache: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
