@@ -40,6 +40,7 @@ __all__ = [
     "is_nondifferentiable",
     "rules",
     "defjvp",
+    "defderivative",
 ]
 
 
@@ -123,6 +124,9 @@ def _used_parameters(fn: Callable) -> Callable[[int], bool] | None:
     """
     import dis
 
+    declared = getattr(fn, "__adsrc_uses__", None)
+    if declared is not None:
+        return declared
     code = getattr(fn, "__code__", None)
     if code is None:
         return None
@@ -331,3 +335,32 @@ def _guard_tangent(fn: Callable, name: str) -> Callable:
     jvp.__doc__ = fn.__doc__
     jvp.__wrapped__ = fn
     return jvp
+
+
+def defderivative(func: Any, derivative: Callable[..., Any], **forms: Any) -> Rule:
+    """Register an elementwise function of one argument by its derivative ``d(ans, x)``.
+
+    The vjp is ``g * d(ans, x)`` and the jvp ``t * d(ans, x)``: the rule is
+    written once for both modes. Which of ``ans`` and ``x`` it reads is taken
+    from ``derivative`` itself, so the backward sweep saves only those.
+    """
+    params = list(inspect.signature(derivative).parameters)
+    if len(params) != 2:
+        raise TypeError("defderivative takes d(ans, x), the derivative of an elementwise function of one argument")
+    reads = _used_parameters(derivative)
+
+    def by_cotangent(g, ans, x):
+        return g * derivative(ans, x)
+
+    def by_tangent(t, ans, x):
+        return t * derivative(ans, x)
+
+    for made in (by_cotangent, by_tangent):
+        made.__module__ = derivative.__module__  # the rule belongs to the module that defined it
+        made.__doc__ = derivative.__doc__
+        made.__adsrc_uses__ = (lambda position: position == 0 or reads is None or reads(position - 1))
+        made.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                                for n in ["g", *params]])
+    rule = defvjp(func, by_cotangent, **forms)
+    defjvp(func, by_tangent)
+    return rule

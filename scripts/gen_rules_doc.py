@@ -75,6 +75,12 @@ Functions whose output carries no gradient (indices, counts, rounding,
 comparisons) are marked with `adsrc.register_nondifferentiable(f, ...)`;
 their results are treated as constants.
 
+An elementwise function of one argument can be registered by its derivative
+alone, which serves both modes: `adsrc.registry.defderivative(f, lambda ans,
+x: ...)` (its vjp is `g * d(ans, x)`, its tangent rule `t * d(ans, x)`). Other
+rules get their forward-mode (tangent) rule from `adsrc.registry.defjvp`;
+forward mode and second derivatives need it (see higher-order.md).
+
 A rule may also declare a batched `fuse` form or an in-place `add_into` form,
 used when many contributions to one variable are materialized together; see
 `adsrc.registry.defvjp`. The **Forms** column below names the arguments whose

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..registry import defjvp, defmethod, defvjp, lookup
+from ..registry import defderivative, defjvp, defmethod, defvjp, lookup
 from ._tangent import linear
 from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
 
@@ -107,30 +107,19 @@ defjvp(np.copysign, lambda t, ans, x, y: np.where(np.signbit(y), -t, t) * np.sig
 defjvp(np.ldexp, linear(np.ldexp), None, linear=True)
 
 # Roots and powers.
-defvjp(np.sqrt, lambda g, ans, x: g * 0.5 / ans)
-defvjp(np.cbrt, lambda g, ans, x: g / (3.0 * ans * ans))
-defvjp(np.square, lambda g, ans, x: g * 2.0 * x)
-defvjp(np.reciprocal, lambda g, ans, x: -g * ans * ans)
-defjvp(np.sqrt, lambda t, ans, x: t * 0.5 / ans)
-defjvp(np.cbrt, lambda t, ans, x: t / (3.0 * ans * ans))
-defjvp(np.square, lambda t, ans, x: t * 2.0 * x)
-defjvp(np.reciprocal, lambda t, ans, x: -t * ans * ans)
+defderivative(np.sqrt, lambda ans, x: 0.5 / ans)
+defderivative(np.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans))
+defderivative(np.square, lambda ans, x: 2.0 * x)
+defderivative(np.reciprocal, lambda ans, x: -ans * ans)
 
 # Exponentials and logarithms.
-defvjp(np.exp, lambda g, ans, x: g * ans)
-defvjp(np.exp2, lambda g, ans, x: g * ans * _LN2)
-defvjp(np.expm1, lambda g, ans, x: g * (ans + 1.0))
-defvjp(np.log, lambda g, ans, x: g / x)
-defvjp(np.log2, lambda g, ans, x: g / (x * _LN2))
-defvjp(np.log10, lambda g, ans, x: g / (x * _LN10))
-defvjp(np.log1p, lambda g, ans, x: g / (x + 1.0))
-defjvp(np.exp, lambda t, ans, x: t * ans)
-defjvp(np.exp2, lambda t, ans, x: t * ans * _LN2)
-defjvp(np.expm1, lambda t, ans, x: t * (ans + 1.0))
-defjvp(np.log, lambda t, ans, x: t / x)
-defjvp(np.log2, lambda t, ans, x: t / (x * _LN2))
-defjvp(np.log10, lambda t, ans, x: t / (x * _LN10))
-defjvp(np.log1p, lambda t, ans, x: t / (x + 1.0))
+defderivative(np.exp, lambda ans, x: ans)
+defderivative(np.exp2, lambda ans, x: ans * _LN2)
+defderivative(np.expm1, lambda ans, x: (ans + 1.0))
+defderivative(np.log, lambda ans, x: 1.0 / x)
+defderivative(np.log2, lambda ans, x: 1.0 / (x * _LN2))
+defderivative(np.log10, lambda ans, x: 1.0 / (x * _LN10))
+defderivative(np.log1p, lambda ans, x: 1.0 / (x + 1.0))
 defvjp(
     np.logaddexp,
     lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
@@ -145,18 +134,12 @@ defjvp(np.logaddexp, lambda t, ans, x, y: t * np.exp(x - ans), lambda t, ans, x,
 defjvp(np.logaddexp2, lambda t, ans, x, y: t * np.exp2(x - ans), lambda t, ans, x, y: t * np.exp2(y - ans))
 
 # Trigonometric and hyperbolic.
-defvjp(np.sin, lambda g, ans, x: g * np.cos(x))
-defvjp(np.cos, lambda g, ans, x: -g * np.sin(x))
-defvjp(np.tan, lambda g, ans, x: g * (1.0 + ans * ans))
-defvjp(np.arcsin, lambda g, ans, x: g / np.sqrt(1.0 - x * x))
-defvjp(np.arccos, lambda g, ans, x: -g / np.sqrt(1.0 - x * x))
-defvjp(np.arctan, lambda g, ans, x: g / (1.0 + x * x))
-defjvp(np.sin, lambda t, ans, x: t * np.cos(x))
-defjvp(np.cos, lambda t, ans, x: -t * np.sin(x))
-defjvp(np.tan, lambda t, ans, x: t * (1.0 + ans * ans))
-defjvp(np.arcsin, lambda t, ans, x: t / np.sqrt(1.0 - x * x))
-defjvp(np.arccos, lambda t, ans, x: -t / np.sqrt(1.0 - x * x))
-defjvp(np.arctan, lambda t, ans, x: t / (1.0 + x * x))
+defderivative(np.sin, lambda ans, x: np.cos(x))
+defderivative(np.cos, lambda ans, x: -np.sin(x))
+defderivative(np.tan, lambda ans, x: (1.0 + ans * ans))
+defderivative(np.arcsin, lambda ans, x: 1.0 / np.sqrt(1.0 - x * x))
+defderivative(np.arccos, lambda ans, x: -1.0 / np.sqrt(1.0 - x * x))
+defderivative(np.arctan, lambda ans, x: 1.0 / (1.0 + x * x))
 # arctan2(y, x) is the angle of the point (x, y).
 defvjp(
     np.arctan2,
@@ -164,23 +147,17 @@ defvjp(
     lambda g, ans, y, x: unbroadcast(-g * y / (x * x + y * y), x),
 )
 defjvp(np.arctan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
-defvjp(np.sinh, lambda g, ans, x: g * np.cosh(x))
-defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
-defvjp(np.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
-defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x * x + 1.0))
-defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x * x - 1.0))
-defvjp(np.arctanh, lambda g, ans, x: g / (1.0 - x * x))
+defderivative(np.sinh, lambda ans, x: np.cosh(x))
+defderivative(np.cosh, lambda ans, x: np.sinh(x))
+defderivative(np.tanh, lambda ans, x: (1.0 - ans * ans))
+defderivative(np.arcsinh, lambda ans, x: 1.0 / np.sqrt(x * x + 1.0))
+defderivative(np.arccosh, lambda ans, x: 1.0 / np.sqrt(x * x - 1.0))
+defderivative(np.arctanh, lambda ans, x: 1.0 / (1.0 - x * x))
 defvjp(np.hypot, lambda g, ans, x, y: unbroadcast(g * x / ans, x), lambda g, ans, x, y: unbroadcast(g * y / ans, y))
 defvjp(np.deg2rad, lambda g, ans, x: g * _RAD)
 defvjp(np.radians, lambda g, ans, x: g * _RAD)
 defvjp(np.rad2deg, lambda g, ans, x: g * _DEG)
 defvjp(np.degrees, lambda g, ans, x: g * _DEG)
-defjvp(np.sinh, lambda t, ans, x: t * np.cosh(x))
-defjvp(np.cosh, lambda t, ans, x: t * np.sinh(x))
-defjvp(np.tanh, lambda t, ans, x: t * (1.0 - ans * ans))
-defjvp(np.arcsinh, lambda t, ans, x: t / np.sqrt(x * x + 1.0))
-defjvp(np.arccosh, lambda t, ans, x: t / np.sqrt(x * x - 1.0))
-defjvp(np.arctanh, lambda t, ans, x: t / (1.0 - x * x))
 defjvp(np.hypot, lambda t, ans, x, y: t * x / ans, lambda t, ans, x, y: t * y / ans)
 for _f in (np.deg2rad, np.radians, np.rad2deg, np.degrees):
     defjvp(_f, linear(_f), linear=True)
