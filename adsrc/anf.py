@@ -25,7 +25,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+import operator
+
 import gast
+import numpy as np
 
 from . import registry
 from .activity import Activity, gradient_reads, is_append, target_names
@@ -34,14 +37,45 @@ from .errors import NoGradientRule, UnsupportedSyntax
 from .naming import Namer, hint_for, stored_names
 from .parse import _MISSING, Parsed
 
-import numpy as np
-import operator
-
 BINARY = {
     gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
     gast.Pow: np.power, gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide, gast.Mod: np.mod,
 }
 UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
+
+
+class CalleeResolver:
+    """What a call's function expression names, where that can be known before running.
+
+    A dotted name rooted outside the function (``np.linalg.norm``, ``helper``)
+    resolves through closure cells, globals and builtins; a method of a local
+    value (``x.sum``) resolves through the registry's method table.
+    """
+
+    def __init__(self, parsed: Parsed, locals_: set[str]):
+        self.parsed = parsed
+        self.locals = locals_
+
+    def resolve_callee(self, func: gast.AST) -> Any:
+        if isinstance(func, gast.Name):
+            if func.id in self.locals:
+                return None
+            obj = self.parsed.resolve(func.id)
+            return None if obj is _MISSING else obj
+        if isinstance(func, gast.Attribute):
+            if not self.global_chain(func.value):
+                return registry.method_primitive(func.attr)
+            base = self.resolve_callee(func.value)
+            return getattr(base, func.attr, None) if base is not None else None
+        return None
+
+    resolve = resolve_callee
+
+    def global_chain(self, node: gast.AST) -> bool:
+        """True for ``np``, ``np.linalg`` and the like: a dotted name rooted outside the function."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id not in self.locals
 
 
 @dataclass
@@ -64,13 +98,12 @@ class Prim:
     keys: list[gast.expr] = field(default_factory=list)
 
 
-class ANF:
+class ANF(CalleeResolver):
     def __init__(self, parsed: Parsed, namer: Namer, activity: Activity, locals_: set[str]):
-        self.parsed = parsed
+        super().__init__(parsed, locals_)
         self.namer = namer
         self.varied = set(activity.varied)
         self.activity = activity
-        self.locals = locals_
         self.out: list[gast.stmt] = []
         self.line: gast.AST | None = None
         # Temporaries read exactly once, by the statement right after their
@@ -101,26 +134,6 @@ class ANF:
 
     def is_varied(self, expr: gast.AST) -> bool:
         return bool(gradient_reads(expr, self.resolve_callee) & self.varied)
-
-    def resolve_callee(self, func: gast.AST) -> Any:
-        """The object a call's function expression names, if it can be known statically."""
-        if isinstance(func, gast.Name):
-            if func.id in self.locals:
-                return None
-            obj = self.parsed.resolve(func.id)
-            return None if obj is _MISSING else obj
-        if isinstance(func, gast.Attribute):
-            if not self.global_chain(func.value):
-                return registry.method_primitive(func.attr)
-            base = self.resolve_callee(func.value)
-            return getattr(base, func.attr, None) if base is not None else None
-        return None
-
-    def global_chain(self, node: gast.AST) -> bool:
-        """True for ``np``, ``np.linalg`` and the like: a dotted name rooted outside the function."""
-        while isinstance(node, gast.Attribute):
-            node = node.value
-        return isinstance(node, gast.Name) and node.id not in self.locals
 
     def where(self, node: gast.AST) -> str:
         return self.parsed.where(node if getattr(node, "lineno", None) else self.line)

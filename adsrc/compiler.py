@@ -28,7 +28,7 @@ import gast
 
 from . import rules  # noqa: F401  (registers the built-in rules)
 from .activity import analyze
-from .anf import local_names, to_anf
+from .anf import CalleeResolver, local_names, to_anf
 from .codegen import load, module_source
 from .desugar import desugar
 from .errors import UnsupportedSyntax
@@ -101,7 +101,7 @@ def _compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize
     runtime = {r: namer.fresh(r) for r in _RUNTIME}
     node = desugar(parsed, namer, runtime)
     locals_ = local_names(node)
-    anf = _ANFResolver(parsed, locals_)
+    anf = CalleeResolver(parsed, locals_)
     activity = analyze(node, set(wrt_names), anf.resolve)
     node = to_anf(parsed, node, namer, activity, runtime)
     locals_ = local_names(node)
@@ -194,19 +194,6 @@ def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:
         source = "a closure value" if key in parsed.closure else f"a global of {parsed.filename}"
         lines.append(f"# {key}: {source} ({type(obj).__name__}), bound by adsrc when it runs this module")
     return lines
-
-
-class _ANFResolver:
-    """Resolves call targets for the activity analysis, as ANF will."""
-
-    def __init__(self, parsed: Parsed, locals_: set[str]):
-        from .anf import ANF
-        from .activity import Activity
-
-        self._anf = ANF(parsed, Namer(), Activity(), locals_)
-
-    def resolve(self, func: gast.AST) -> Any:
-        return self._anf.resolve_callee(func)
 
 
 _cache: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()

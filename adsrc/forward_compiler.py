@@ -19,9 +19,9 @@ from typing import Any, Callable
 import gast
 
 from .activity import Activity, analyze
-from .anf import local_names, to_anf
+from .anf import CalleeResolver, local_names, to_anf
 from .codegen import load, module_source
-from .compiler import _RUNTIME, Adjoint, _ANFResolver, _free_names, compile_callees
+from .compiler import _RUNTIME, Adjoint, _free_names, compile_callees
 from .desugar import desugar
 from .fence import check_syntax
 from .forward import Forward
@@ -67,7 +67,7 @@ def compile_jvp(func: Callable, wrt: tuple[int, ...]) -> JVP:
     free = _free_names(node, local_names(node))
     runtime = {r: namer.fresh(r) for r in _RUNTIME}
     node = desugar(parsed, namer, runtime)
-    resolver = _ANFResolver(parsed, local_names(node))
+    resolver = CalleeResolver(parsed, local_names(node))
     activity = _varied_only(node, set(wrt_names), resolver.resolve)
     forward_rt = {r: namer.fresh(r) for r in _FORWARD_RUNTIME}
     node = to_anf(parsed, node, namer, activity, runtime)
