@@ -46,7 +46,7 @@ class Config:
 
     def __init__(self) -> None:
         self._eager_default = _env_flag("ADSRC_EAGER_UNTHUNK")
-        self.max_pending = 64
+        self.max_pending = 32
         self.max_pending_bytes = 64 * 2**20
         self.small_size = 1
 

@@ -26,6 +26,7 @@ eager gradients agree to rounding (allclose), not always bit for bit.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -84,38 +85,40 @@ class ZeroTangent:
 zero = ZeroTangent()
 
 
-class Thunk:
+class Thunk(functools.partial):
     """A deferred contribution ``fn(*args, **kwargs)``.
 
     By convention ``args[0]`` is the incoming cotangent; a thunk whose
     cotangent is ``zero`` contributes nothing and is dropped on accumulation.
     ``origin`` is the original ``file:line`` that produced it, for errors.
+    It is a ``functools.partial``, built and called in C: one is made per
+    deferred contribution, in the backward sweep's inner loops.
     """
 
-    __slots__ = ("fn", "args", "kwargs", "origin")
+    __slots__ = ("origin",)
 
-    def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
-        self.fn = fn
-        self.args = args
-        self.kwargs = kwargs or None
-        self.origin: str | None = None
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self.func
+
+    @property
+    def kwargs(self) -> dict | None:
+        return self.keywords or None
 
     def materialize(self) -> Any:
         try:
-            if self.kwargs is None:
-                return self.fn(*self.args)
-            return self.fn(*self.args, **self.kwargs)
+            return self()
         except Exception as error:
             _explain(error, [self])
             raise
 
     @property
     def kind(self) -> str:
-        return getattr(self.fn, "__name__", repr(self.fn))
+        return getattr(self.func, "__name__", repr(self.func))
 
     def __repr__(self) -> str:
         shapes = ", ".join(_describe(a) for a in self.args)
-        where = f" from {self.origin}" if self.origin else ""
+        where = f" from {self.origin}" if getattr(self, "origin", None) else ""
         return f"Thunk({self.kind}({shapes}){where})"
 
 
@@ -255,7 +258,7 @@ class AccThunk:
 
 def _explain(error: Exception, thunks: list[Thunk]) -> None:
     """Add the original lines of failing contributions to an exception, once."""
-    origins = sorted({t.origin for t in thunks if t.origin})
+    origins = sorted({t.origin for t in thunks if getattr(t, "origin", None)})
     if origins and not getattr(error, "_adsrc_explained", False):
         error._adsrc_explained = True
         error.add_note(
