@@ -227,74 +227,81 @@ class Reverse:
         return [stmt], [], []
 
     def primitive(self, stmt: gast.Assign, target: str, prim: Prim) -> tuple[list, list, list[str]]:
+        """Forward statements, the backward block, and what to save, for one active primitive."""
         self.origin = f"{os.path.basename(self.parsed.filename)}:{stmt.lineno}"
+        active = [i for i, a in enumerate(prim.args) if isinstance(a, gast.Name) and self.act.active(a.id)]
+        body: list[gast.stmt] = []
+        if prim.kind != "copy" and not self.materialized(target):
+            body.append(assign(self.adj(target), call(self.rt["unthunk"], name(self.adj(target)))))
+        emit = {"copy": self.copy_block, "pack": self.pack_block, "append": self.append_block,
+                "rule": self.rule_block, "call": self.call_block}[prim.kind]
+        needed = emit(stmt, target, prim, active, body)
+        body.append(assign(self.adj(target), name(self.rt["zero"])))
+        return [stmt], [self.line_comment(stmt)] + body, self.saved(needed)
+
+    def copy_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
+        """``t = a``: ``da += dt``."""
+        source = prim.args[0].id
+        dvalue = name(self.adj(target))
+        if source in self.single_use and not self.materialized(target):
+            dvalue = call(self.rt["unthunk"], dvalue)
+        body.append(self.accumulate(source, dvalue))
+        return []
+
+    def pack_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
+        """``t = (a, b)`` or ``{k: a}``: each element gets its part of ``dt``."""
+        for i in active:
+            part = call(self.rt["part"], name(self.adj(target)), _clone(prim.keys[i]))
+            body.append(self.accumulate(prim.args[i].id, part))
+        return []
+
+    def append_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
+        """``t = [*xs, v]``: ``v`` gets the last part of ``dt``, ``xs`` the rest."""
+        items, value = prim.args
+        d = name(self.adj(target))
+        if isinstance(value, gast.Name) and self.act.active(value.id):
+            body.append(self.accumulate(value.id, call(self.rt["part"], d, const(-1))))
+        if self.act.active(items.id):
+            body.append(self.accumulate(items.id, call(self.rt["drop_last"], _clone(d))))
+        return []
+
+    def rule_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
+        """``t = op(a, b)``: one vjp call (or deferred thunk) per active argument."""
+        for i in active:
+            arg = prim.args[i].id
+            if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
+                lazy = not self.eager and arg not in self.single_use and self.worth_deferring(arg)
+                body.append(self.accumulate(arg, self.rule_contribution(prim, i, target, lazy)))
+            elif arg in self.single_use:
+                body.append(assign(self.adj(arg), name(self.rt["zero"])))
         reads = [n.id for a in prim.args + [k.value for k in prim.keywords]
                  for n in gast.walk(a) if isinstance(n, gast.Name)]
-        active_args = [i for i, a in enumerate(prim.args)
-                       if isinstance(a, gast.Name) and self.act.active(a.id)]
-        d = self.adj(target)
-        fwd: list[gast.stmt] = [stmt]
-        body: list[gast.stmt] = []
-        if prim.kind == "copy":
-            needed: list[str] = []
-            source = prim.args[0].id
-            dvalue = name(d)
-            if source in self.single_use and not self.materialized(target):
-                dvalue = call(self.rt["unthunk"], dvalue)
-            body += [self.accumulate(source, dvalue)]
-        elif prim.kind == "pack":
-            needed = []
-            if not self.materialized(target):
-                body.append(assign(d, call(self.rt["unthunk"], name(d))))
-            for i in active_args:
-                body.append(self.accumulate(prim.args[i].id, call(self.rt["part"], name(d), _clone(prim.keys[i]))))
-        elif prim.kind == "append":
-            needed = []
-            if not self.materialized(target):
-                body.append(assign(d, call(self.rt["unthunk"], name(d))))
-            items, value = prim.args
-            if isinstance(value, gast.Name) and self.act.active(value.id):
-                body.append(self.accumulate(value.id, call(self.rt["part"], name(d), const(-1))))
-            if self.act.active(items.id):
-                body.append(self.accumulate(items.id, call(self.rt["drop_last"], name(d))))
-        elif prim.kind == "rule":
-            needed = reads + [target]
-            if not self.materialized(target):
-                body.append(assign(d, call(self.rt["unthunk"], name(d))))
-            for i in active_args:
+        return reads + [target]
+
+    def call_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
+        """``t = g(a, b)`` for a user function: the forward sweep calls g's adjoint and
+        keeps its pullback, which the backward block calls."""
+        pullback = self.namer.fresh(f"{target}_pullback")
+        callee = self.namer.fresh(f"{prim.callee.__name__}_adjoint")
+        self.header.append(
+            f"{callee} = {self.rt['adjoint_of']}({_source(prim.func)}, wrt={tuple(active)!r}, eager={self.eager})")
+        stmt.targets = [gast.Tuple(elts=[store(target), store(pullback)], ctx=gast.Store())]
+        stmt.value = gast.Call(func=name(callee), args=prim.args, keywords=prim.keywords)
+        self.locals.add(pullback)
+        self.act.sites[pullback] = 1
+        if self.loop_depth:
+            self.act.in_loop.add(pullback)
+        parts = [self.namer.fresh(f"{self.adj(prim.args[i].id)}_{prim.callee.__name__}") for i in active]
+        if parts:
+            body.append(assign(gast.Tuple(elts=[store(p) for p in parts], ctx=gast.Store()),
+                               gast.Call(func=name(pullback), args=[name(self.adj(target))], keywords=[])))
+            for i, part in zip(active, parts):
                 arg = prim.args[i].id
-                if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
-                    lazy = not self.eager and arg not in self.single_use and self.worth_deferring(arg)
-                    body.append(self.accumulate(arg, self.rule_contribution(prim, i, target, lazy)))
-                elif arg in self.single_use:
-                    body.append(assign(self.adj(arg), name(self.rt["zero"])))
-        else:
-            pullback = self.namer.fresh(f"{target}_pullback")
-            needed = [pullback]
-            callee = self.namer.fresh(f"{prim.callee.__name__}_adjoint")
-            wrt = tuple(active_args)
-            self.header.append(
-                f"{callee} = {self.rt['adjoint_of']}({_source(prim.func)}, wrt={wrt!r}, eager={self.eager})")
-            stmt.targets = [gast.Tuple(elts=[store(target), store(pullback)], ctx=gast.Store())]
-            stmt.value = gast.Call(func=name(callee), args=prim.args, keywords=prim.keywords)
-            self.locals.add(pullback)
-            self.act.sites[pullback] = 1
-            if self.loop_depth:
-                self.act.in_loop.add(pullback)
-            if not self.materialized(target):
-                body.append(assign(d, call(self.rt["unthunk"], name(d))))
-            parts = [self.namer.fresh(f"{self.adj(prim.args[i].id)}_{prim.callee.__name__}") for i in active_args]
-            if parts:
-                body.append(assign(gast.Tuple(elts=[store(p) for p in parts], ctx=gast.Store()),
-                                   gast.Call(func=name(pullback), args=[name(d)], keywords=[])))
-                for i, part in zip(active_args, parts):
-                    arg = prim.args[i].id
-                    value = name(part)
-                    if arg in self.single_use and not self.eager:
-                        value = call(self.rt["unthunk"], value)
-                    body.append(self.accumulate(arg, value))
-        body.append(assign(d, name(self.rt["zero"])))
-        return fwd, [self.line_comment(stmt)] + body, self.saved(needed)
+                value = name(part)
+                if arg in self.single_use and not self.eager:
+                    value = call(self.rt["unthunk"], value)
+                body.append(self.accumulate(arg, value))
+        return [pullback]
 
     def branch(self, stmt: gast.If) -> tuple[list, list]:
         body_f, body_b = self.block(stmt.body)
