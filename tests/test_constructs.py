@@ -1,5 +1,4 @@
 """Every supported construct, checked against finite differences in lazy and eager mode."""
-import math
 
 import numpy as np
 import pytest

@@ -55,8 +55,8 @@ def _drop_orphan_comments(node: gast.AST) -> None:
     remove all of those, the comment would stand alone (and a block holding
     only a comment is not valid Python).
     """
-    for field in ("body", "orelse"):
-        block = getattr(node, field, None)
+    for part in ("body", "orelse"):
+        block = getattr(node, part, None)
         if not isinstance(block, list):
             continue
         for stmt in block:

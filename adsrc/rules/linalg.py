@@ -152,8 +152,7 @@ def _fuse_vector_calls(calls, side):
     with the g_i and x_i stacked as rows; for dx with one shared W it is
     Wᵀ (Σ g_i). Returns None when the calls are not of that form.
     """
-    first = calls[0][0]
-    a0, b0 = first[2], first[3]
+    a0 = calls[0][0][2]
     if type(a0) is not np.ndarray or a0.ndim != 2:
         return None
     for args, kwargs in calls:
