@@ -36,7 +36,7 @@ from .fence import check_syntax
 from .naming import Namer
 from .optimize import Context
 from .optimize import optimize as run_passes
-from .parse import _MISSING, Parsed, parse_function
+from .parse import _MISSING, Parsed, closure_values, parse_function, resolve_outside
 from .reverse import Reverse
 
 _RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding",
@@ -56,16 +56,7 @@ class Adjoint:
 
     def current(self, func: Callable, closure: dict[str, Any]) -> bool:
         """True while every outside value the function read at compile time is unchanged."""
-        globals_ = func.__globals__
-        for key, obj in self.reads:
-            now = closure[key] if key in closure else globals_.get(key, _MISSING)
-            if now is _MISSING:
-                import builtins
-
-                now = getattr(builtins, key, _MISSING)
-            if now is not obj:
-                return False
-        return True
+        return all(resolve_outside(func, closure, key) is obj for key, obj in self.reads)
 
 
 def _free_names(node: gast.AST, locals_: set[str]) -> list[str]:
@@ -196,28 +187,48 @@ def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:
     return lines
 
 
-_cache: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
-_lock = threading.RLock()
+class CompileCache:
+    """Compiled code per (function, its code object, options), thread-safe.
+
+    An entry is reused only while ``entry.current(func, closure)`` holds: every
+    global and closure value the function read at compile time is still the
+    same object. Redefining a function or rebinding what it reads recompiles.
+    """
+
+    def __init__(self) -> None:
+        self._entries: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+        self._lock = threading.RLock()
+
+    def get(self, func: Callable, options: tuple, build: Callable[[], Any]) -> Any:
+        try:
+            entries = self._entries.get(func)
+        except TypeError:
+            entries = None
+        key = (getattr(func, "__code__", None), *options)
+        closure = closure_values(func) if getattr(func, "__closure__", None) else {}
+        if entries is not None:
+            entry = entries.get(key)
+            if entry is not None and entry.current(func, closure):
+                return entry
+        with self._lock:
+            entry = build()
+            try:
+                self._entries.setdefault(func, {})[key] = entry
+            except TypeError:
+                pass
+        return entry
+
+    def entries(self, func: Callable) -> dict:
+        """The compiled entries kept for ``func`` (for tests and debugging)."""
+        return self._entries.get(func, {})
+
+    def forget(self, func: Callable) -> None:
+        self._entries.pop(func, None)
+
+
+_cache = CompileCache()
 
 
 def get_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize: bool = True) -> Adjoint:
     """The cached adjoint of ``func``, recompiled if anything it read has changed."""
-    from .parse import closure_values
-
-    try:
-        entries = _cache.get(func)
-    except TypeError:
-        entries = None
-    key = (getattr(func, "__code__", None), wrt, eager, optimize)
-    closure = closure_values(func) if getattr(func, "__closure__", None) else {}
-    if entries is not None:
-        adjoint = entries.get(key)
-        if adjoint is not None and adjoint.current(func, closure):
-            return adjoint
-    with _lock:
-        adjoint = compile_adjoint(func, wrt, eager, optimize)
-        try:
-            _cache.setdefault(func, {})[key] = adjoint
-        except TypeError:
-            pass
-    return adjoint
+    return _cache.get(func, (wrt, eager, optimize), lambda: compile_adjoint(func, wrt, eager, optimize))

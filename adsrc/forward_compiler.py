@@ -11,8 +11,6 @@ function read are the same objects.
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,7 +19,7 @@ import gast
 from .activity import Activity, analyze
 from .anf import CalleeResolver, local_names, to_anf
 from .codegen import load, module_source
-from .compiler import _RUNTIME, Adjoint, _free_names, compile_callees, outside_imports
+from .compiler import _RUNTIME, Adjoint, CompileCache, _free_names, compile_callees, outside_imports
 from .desugar import desugar
 from .fence import check_syntax
 from .forward import Forward
@@ -102,28 +100,9 @@ def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
     compile_callees(own, namespace, jvp_of, lambda v: (v.func, v.wrt), lambda v: get_jvp(v.func, v.wrt))
 
 
-_cache: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
-_lock = threading.RLock()
+_cache = CompileCache()
 
 
 def get_jvp(func: Callable, wrt: tuple[int, ...]) -> JVP:
     """The cached JVP of ``func``, recompiled if anything it read has changed."""
-    from .parse import closure_values
-
-    try:
-        entries = _cache.get(func)
-    except TypeError:
-        entries = None
-    key = (getattr(func, "__code__", None), wrt)
-    closure = closure_values(func) if getattr(func, "__closure__", None) else {}
-    if entries is not None:
-        jvp = entries.get(key)
-        if jvp is not None and jvp.current(func, closure):
-            return jvp
-    with _lock:
-        jvp = compile_jvp(func, wrt)
-        try:
-            _cache.setdefault(func, {})[key] = jvp
-        except TypeError:
-            pass
-    return jvp
+    return _cache.get(func, (wrt,), lambda: compile_jvp(func, wrt))

@@ -26,9 +26,6 @@ class Namer:
     def __init__(self, reserved: set[str] = frozenset()):
         self.taken: set[str] = set(reserved)
 
-    def reserve(self, name: str) -> None:
-        self.taken.add(name)
-
     def fresh(self, hint: str) -> str:
         base = hint if hint == "_" else (_clean(hint) or "t")
         name, n = base, 0

@@ -49,17 +49,23 @@ class Parsed:
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to: closure cell, global, builtin, or _MISSING."""
-        if name in self.closure:
-            return self.closure[name]
-        globals_ = getattr(self.func, "__globals__", {})
-        if name in globals_:
-            return globals_[name]
-        return getattr(builtins, name, _MISSING)
+        return resolve_outside(self.func, self.closure, name)
 
     def source_line(self, lineno: int) -> str:
         import linecache
 
         return linecache.getline(self.filename, lineno).strip()
+
+
+def resolve_outside(func: Callable, closure: dict[str, Any], name: str) -> Any:
+    """What ``name`` means inside ``func`` if it is not a local: its closure cell
+    (values in ``closure``), else a global, else a builtin, else _MISSING."""
+    if name in closure:
+        return closure[name]
+    globals_ = getattr(func, "__globals__", {})
+    if name in globals_:
+        return globals_[name]
+    return getattr(builtins, name, _MISSING)
 
 
 def closure_values(func: Callable) -> dict[str, Any]:

@@ -127,20 +127,11 @@ def _describe(value: Any) -> str:
         return "None"
     if isinstance(value, np.ndarray):
         return f"{value.dtype}{list(value.shape)}"
-    if isinstance(value, (float, int, np.generic)):
-        return type(value).__name__
     return type(value).__name__
 
 
 _SCALARS = frozenset({float, int, np.float64, np.float32, np.float16, np.longdouble})
 _CONTAINER_BASES = (list, tuple, dict)
-
-
-def _is_small(value: Any) -> bool:
-    """True for values too small for laziness to pay: Python and NumPy scalars."""
-    if isinstance(value, np.ndarray):
-        return value.size <= config.small_size
-    return isinstance(value, (float, int, complex, np.generic))
 
 
 def _nbytes(value: Any) -> int:
@@ -194,7 +185,7 @@ class AccThunk:
             ):
                 groups.setdefault(item.fn, []).append(item)
             elif type(item) is Thunk:
-                values.append(_materialize(item))
+                values.append(item.materialize())
             else:
                 values.append(item)
         for fn, thunks in groups.items():
@@ -207,13 +198,13 @@ class AccThunk:
             add_into = getattr(fn, "add_into", None)
             if add_into is not None and len(thunks) > 1:
                 first, rest = thunks[0], thunks[1:]
-                self._add_value(_materialize(first))
+                self._add_value(first.materialize())
                 if isinstance(self.buffer, np.ndarray):
                     for t in rest:
                         _run([t], lambda t=t: add_into(self.buffer, *t.args, **(t.kwargs or {})))
                     continue
                 thunks = rest
-            values.extend(_materialize(t) for t in thunks)
+            values.extend(t.materialize() for t in thunks)
         for value in values:
             self._add_value(value)
 
@@ -277,17 +268,13 @@ def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
         raise
 
 
-def _materialize(thunk: Thunk) -> Any:
-    return thunk.materialize()
-
-
 def unthunk(value: Any) -> Any:
     """Materialize a Thunk or AccThunk; other values are returned as they are."""
     kind = type(value)
     if kind is AccThunk:
         return value.materialize()
     if kind is Thunk:
-        return _materialize(value)
+        return value.materialize()
     return value
 
 

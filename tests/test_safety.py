@@ -195,7 +195,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
         positions = wrt if isinstance(wrt, tuple) else (wrt,)
         expected[f] = [numerical_grad(f, args, i) for i in positions]
     for f, _, _ in jobs:
-        adsrc.compiler._cache.pop(f, None)  # a cold cache: the threads compile concurrently
+        adsrc.compiler._cache.forget(f)  # a cold cache: the threads compile concurrently
     barrier = threading.Barrier(8)
     failures, modes = [], []
 
@@ -225,7 +225,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
         t.join(timeout=120)
     assert not failures, "\n".join(failures)
     assert all(modes) and len(modes) == 8 * 15
-    assert len(adsrc.compiler._cache[thread_shared]) == 2  # one lazy and one eager adjoint, shared
+    assert len(adsrc.compiler._cache.entries(thread_shared)) == 2  # one lazy and one eager adjoint, shared
 
 
 # -- scale -------------------------------------------------------------------------------

@@ -52,10 +52,3 @@ def linear_all(func: Callable, count: int, **fixed: Any) -> list[Callable]:
 def without(kwargs: dict, *names: str) -> dict:
     """``kwargs`` minus ``names``."""
     return {k: v for k, v in kwargs.items() if k not in names}
-
-
-def reduce_like(weights: Any, t: Any, axes: Any, keepdims: Any) -> Any:
-    """``sum(weights * t)`` over the reduced ``axes``: the jvp of a reduction whose
-    gradient (the vjp of a unit cotangent, with the reduced axes kept) is ``weights``."""
-    keep = bool(keepdims) if keepdims is not np._NoValue and keepdims is not None else False
-    return np.sum(weights * t, axis=axes, keepdims=keep)

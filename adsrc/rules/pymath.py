@@ -52,9 +52,9 @@ defvjp(math.ldexp, lambda g, ans, x, i: g * 2.0**i, None)
 defvjp(math.fmod, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * (x - ans) / y)
 defvjp(math.remainder, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * (x - ans) / y)
 if hasattr(math, "exp2"):
-    defvjp(math.exp2, lambda g, ans, x: g * ans * math.log(2.0))
+    defderivative(math.exp2, lambda ans, x: ans * math.log(2.0))
 if hasattr(math, "cbrt"):
-    defvjp(math.cbrt, lambda g, ans, x: g / (3.0 * ans * ans))
+    defderivative(math.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans))
 
 # Tangents: the same derivatives, times t.
 defjvp(math.atan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
@@ -65,10 +65,6 @@ defjvp(math.copysign, lambda t, ans, x, y: t * _sign(x) * math.copysign(1.0, y),
 defjvp(math.ldexp, lambda t, ans, x, i: t * 2.0**i, None, linear=True)
 defjvp(math.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - ans) / y)
 defjvp(math.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - ans) / y)
-if hasattr(math, "exp2"):
-    defjvp(math.exp2, lambda t, ans, x: t * ans * math.log(2.0))
-if hasattr(math, "cbrt"):
-    defjvp(math.cbrt, lambda t, ans, x: t / (3.0 * ans * ans))
 
 
 def _log_dx(g, ans, x, base=math.e):
