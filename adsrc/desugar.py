@@ -30,7 +30,7 @@ import gast
 
 from .errors import UnsupportedSyntax
 from .inline import inline_local_functions
-from .naming import Namer, Rename, stored_names
+from .naming import Namer, Rename, rewrite_expressions, stored_names
 from .parse import Parsed
 
 
@@ -231,11 +231,7 @@ class Desugar:
                     raise UnsupportedSyntax("sum over a comprehension in a while condition",
                                             self.parsed.where(stmt.test))
             hoister = _ComprehensionHoister(self)
-            for field in ("value", "test", "iter"):
-                if isinstance(stmt, gast.While) and field == "test":
-                    continue
-                if getattr(stmt, field, None) is not None:
-                    setattr(stmt, field, hoister.visit(getattr(stmt, field)))
+            rewrite_expressions(stmt, hoister)
             for field in ("body", "orelse"):
                 if hasattr(stmt, field):
                     setattr(stmt, field, self.hoist_sums(getattr(stmt, field)))

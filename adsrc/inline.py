@@ -16,7 +16,7 @@ import copy
 import gast
 
 from .errors import UnsupportedSyntax
-from .naming import Namer, Rename, stored_names
+from .naming import Namer, Rename, rewrite_expressions, stored_names
 from .parse import Parsed
 
 _MAX_DEPTH = 32
@@ -74,12 +74,7 @@ class Inliner:
                 self.fail(stmt.test, "a call of a local function in a while condition",
                           "compute the condition into a variable at the end of the loop body")
             before: list[gast.stmt] = []
-            replacer = _CallReplacer(self, before)
-            for field in ("value", "test", "iter"):
-                if isinstance(stmt, gast.While) and field == "test":
-                    continue
-                if getattr(stmt, field, None) is not None:
-                    setattr(stmt, field, replacer.visit(getattr(stmt, field)))
+            rewrite_expressions(stmt, _CallReplacer(self, before))
             out.extend(before)
             out.append(stmt)
         self._check_no_bare_use(out)

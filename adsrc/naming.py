@@ -46,6 +46,20 @@ def stored_names(nodes) -> set[str]:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
+def rewrite_expressions(stmt: gast.stmt, transform) -> None:
+    """Apply ``transform`` (a NodeTransformer) to the expressions ``stmt`` evaluates once,
+    before its body: an assignment's value, an if's test, a loop's iterable.
+
+    A while's test is evaluated again at every iteration, so statements hoisted
+    before the loop could not stand for it; it is left alone.
+    """
+    for field in ("value", "test", "iter"):
+        if isinstance(stmt, gast.While) and field == "test":
+            continue
+        if getattr(stmt, field, None) is not None:
+            setattr(stmt, field, transform.visit(getattr(stmt, field)))
+
+
 class Rename(gast.NodeTransformer):
     """Renames variables in place, loads and stores alike, by a mapping old -> new."""
 
