@@ -6,12 +6,12 @@ accumulated into flat AccThunks that fuse and add in place when they are
 materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
 """
 from . import errors
-from .api import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
+from .api.gradients import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
 from .config import config, eager_unthunk
 from .errors import AdsrcError
-from .higher import hessian, hvp, jacobian, jvp, jvp_source
-from .registry import register_adjoint, register_nondifferentiable
-from .thunks import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
+from .api.higher import hessian, hvp, jacobian, jvp, jvp_source
+from .rules.registry import register_adjoint, register_nondifferentiable
+from .values.thunks import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
 
 __version__ = "0.1.0"
 

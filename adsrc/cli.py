@@ -156,14 +156,14 @@ def split_sweeps(source: str) -> tuple[str, str]:
 # -- commands ------------------------------------------------------------------------
 
 def run_dump(args: argparse.Namespace) -> int:
-    from .api import adjoint_source
+    from .api.gradients import adjoint_source
 
     func, _ = load_function(args.target)
     wrt = parse_wrt(args.wrt)
     if args.mode == "forward":
         if args.eager or not args.optimize or args.forward_sweep_only or args.backward_sweep_only:
             raise UsageError("--mode forward takes none of --eager, --no-optimize and the sweep options")
-        from .higher import jvp_source
+        from .api.higher import jvp_source
 
         source = _compiling(lambda: jvp_source(func, wrt))
         print(source, end="" if source.endswith("\n") else "\n")
@@ -181,7 +181,7 @@ def run_grad(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from .api import _positions, adjoint_source, value_and_grad
+    from .api.gradients import _positions, adjoint_source, value_and_grad
     from .config import resolve_eager
 
     func, module = load_function(args.target)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import registry
-from .tangents import TangentDict, TangentList, TangentTuple
-from .thunks import zero
+from .rules import registry
+from .values.containers import TangentDict, TangentList, TangentTuple
+from .values.thunks import zero
 
 __all__ = ["zero", "TangentTuple", "TangentList", "TangentDict", "append_tangent", "rule_jvp", "jvp_of"]
 
@@ -42,7 +42,7 @@ class jvp_of:  # noqa: N801 - reads as a function in generated code
         self.func, self.wrt = func, wrt
 
     def __call__(self, *args: Any) -> tuple[Any, Any]:
-        from .forward_compiler import get_jvp
+        from .backend.forward_pipeline import get_jvp
 
         return get_jvp(self.func, self.wrt).function(*args)
 

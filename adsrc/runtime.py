@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import registry
+from .rules import registry
 from .rules.indexing import with_item
-from .tangents import drop_last, part
-from .thunks import AccThunk, Thunk, accumulate, unthunk, zero
+from .values.containers import drop_last, part
+from .values.thunks import AccThunk, Thunk, accumulate, unthunk, zero
 
 __all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding", "rule_vjp", "adjoint_of"]
 
@@ -56,7 +56,7 @@ class adjoint_of:  # noqa: N801 - reads as a function in generated code
         self.func, self.wrt, self.eager = func, wrt, eager
 
     def __call__(self, *args: Any) -> tuple[Any, Callable]:
-        from .compiler import get_adjoint
+        from .backend.pipeline import get_adjoint
 
         return get_adjoint(self.func, self.wrt, self.eager).function(*args)
 

@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import adsrc.registry as registry  # noqa: E402
+import adsrc.rules.registry as registry  # noqa: E402
 import adsrc.rules as builtin  # noqa: E402
 
 DOC = ROOT / "docs" / "rules.md"
@@ -76,14 +76,14 @@ comparisons) are marked with `adsrc.register_nondifferentiable(f, ...)`;
 their results are treated as constants.
 
 An elementwise function of one argument can be registered by its derivative
-alone, which serves both modes: `adsrc.registry.defderivative(f, lambda ans,
+alone, which serves both modes: `adsrc.rules.registry.defderivative(f, lambda ans,
 x: ...)` (its vjp is `g * d(ans, x)`, its tangent rule `t * d(ans, x)`). Other
-rules get their forward-mode (tangent) rule from `adsrc.registry.defjvp`;
+rules get their forward-mode (tangent) rule from `adsrc.rules.registry.defjvp`;
 forward mode and second derivatives need it (see higher-order.md).
 
 A rule may also declare a batched `fuse` form or an in-place `add_into` form,
 used when many contributions to one variable are materialized together; see
-`adsrc.registry.defvjp`. The **Forms** column below names the arguments whose
+`adsrc.rules.registry.defvjp`. The **Forms** column below names the arguments whose
 vjp has one.
 """
 

@@ -500,13 +500,13 @@ def test_errors_from_an_eager_environment_are_one_line_too(user):
 
 
 def test_an_adsrc_bug_is_reported_as_an_internal_error(user, capsys, monkeypatch, in_process):
-    import adsrc.api
+    import adsrc.api.gradients
     from adsrc.cli import main
 
     def broken(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(adsrc.api, "adjoint_source", broken)
+    monkeypatch.setattr(adsrc.api.gradients, "adjoint_source", broken)
     assert main(["dump", target(user, "f")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "internal error in adsrc" in err[0] and "KeyError" in err[0]

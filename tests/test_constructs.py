@@ -270,7 +270,7 @@ ALL_CASES = [
 @pytest.mark.parametrize("eager", [False, True])
 @pytest.mark.parametrize("f,args,wrt", ALL_CASES, ids=lambda p: getattr(p, "__name__", None))
 def test_raw_and_optimized_adjoints_agree(f, args, wrt, eager):
-    from adsrc.compiler import get_adjoint
+    from adsrc.backend.pipeline import get_adjoint
 
     results = []
     for optimize in (False, True):

@@ -137,4 +137,4 @@ def test_fence_error_is_raised_from_the_compiler_not_from_generated_code():
         adsrc.grad(bad_functions.try_except)(np.ones(2))
     frames = [f.filename for f in __import__("traceback").extract_tb(info.tb)]
     assert not any("<adsrc adjoint" in f for f in frames)
-    assert sys.modules["adsrc.fence"].__file__ in frames
+    assert sys.modules["adsrc.frontend.fence"].__file__ in frames

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import adsrc
-import adsrc.registry as registry
-from adsrc.tangents import add_tangents
-from adsrc.thunks import zero
+import adsrc.rules.registry as registry
+from adsrc.values.containers import add_tangents
+from adsrc.values.thunks import zero
 from rule_samples import SAMPLES
 from test_rules import RULES, flat, is_float_like, positions, seed_of, working_leaves
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import adsrc
-from adsrc.forward_dispatch import call, ownership
-from adsrc.tangents import add_tangents, to_tangent
-from adsrc.thunks import Thunk, zero
+from adsrc.second_order.dispatch import call, ownership
+from adsrc.values.containers import add_tangents, to_tangent
+from adsrc.values.thunks import Thunk, zero
 from rule_samples import SAMPLES
 from test_forward import random_direction, shifted, tangent_leaves
 from test_rules import RULES, cotangent, flat, positions, seed_of

@@ -18,9 +18,9 @@ import zlib
 import numpy as np
 import pytest
 
-import adsrc.registry as registry
+import adsrc.rules.registry as registry
 import adsrc.rules as builtin
-from adsrc.thunks import zero
+from adsrc.values.thunks import zero
 from rule_samples import ATTRIBUTE_SAMPLES, METHOD_SAMPLES, SAMPLES, TIES
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -27,10 +27,10 @@ import numpy as np
 import pytest
 
 import adsrc
-import adsrc.compiler
+import adsrc.backend.pipeline
 import adsrc.rules as builtin
 from adsrc import errors
-from adsrc.thunks import AccThunk, Thunk, accumulate, zero
+from adsrc.values.thunks import AccThunk, Thunk, accumulate, zero
 from gradcheck import check, numerical_grad
 from rule_samples import SAMPLES
 from safety_programs import (C_CLOSURE, FAMILIES, RECURSION_SCRIPT, G, _scale_vjp, _wrapper, closure_user,
@@ -195,7 +195,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
         positions = wrt if isinstance(wrt, tuple) else (wrt,)
         expected[f] = [numerical_grad(f, args, i) for i in positions]
     for f, _, _ in jobs:
-        adsrc.compiler._cache.forget(f)  # a cold cache: the threads compile concurrently
+        adsrc.backend.pipeline._cache.forget(f)  # a cold cache: the threads compile concurrently
     barrier = threading.Barrier(8)
     failures, modes = [], []
 
@@ -225,7 +225,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
         t.join(timeout=120)
     assert not failures, "\n".join(failures)
     assert all(modes) and len(modes) == 8 * 15
-    assert len(adsrc.compiler._cache.entries(thread_shared)) == 2  # one lazy and one eager adjoint, shared
+    assert len(adsrc.backend.pipeline._cache.entries(thread_shared)) == 2  # one lazy and one eager adjoint, shared
 
 
 # -- scale -------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import adsrc
-from adsrc.tangents import CONTAINERS
+from adsrc.values.containers import CONTAINERS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")

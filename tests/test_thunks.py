@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import adsrc
-from adsrc.compiler import get_adjoint
-from adsrc.thunks import depth
+from adsrc.backend.pipeline import get_adjoint
+from adsrc.values.thunks import depth
 from gradcheck import check
 
 

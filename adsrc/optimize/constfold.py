@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from ..reverse import is_comment
+from ..transforms.reverse import is_comment
 
 
 def _empty(block: list[gast.stmt]) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..thunks import zero
+from ..values.thunks import zero
 
 
 _PY_SCALARS = frozenset({float, int, complex, bool})

@@ -11,7 +11,7 @@ import builtins
 
 import numpy as np
 
-from ..registry import defjvp, defvjp, lookup
+from .registry import defjvp, defvjp, lookup
 from ._tangent import dense
 from ._util import cast_like, note, replace_zero, unbroadcast, variadic, zero
 

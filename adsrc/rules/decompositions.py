@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defjvp, defvjp, lookup
+from .registry import defjvp, defvjp, lookup
 from ._util import is_zero, note, unbroadcast, zero
 
 

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..registry import defderivative, defjvp, defmethod, defvjp, lookup
+from .registry import defderivative, defjvp, defmethod, defvjp, lookup
 from ._tangent import linear
 from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
 

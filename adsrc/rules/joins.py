@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defjvp, defvjp, lookup
+from .registry import defjvp, defvjp, lookup
 from ._tangent import linear
 from ._util import cast_like, is_zero, note, zero
 

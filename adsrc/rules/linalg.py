@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 
-from ..registry import defmethod, defvjp, lookup
+from .registry import defmethod, defvjp, lookup
 from ._util import note, unbroadcast, variadic
 
 _LETTERS = string.ascii_letters

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defjvp, lookup
+from .registry import defjvp, lookup
 from ._tangent import linear, linear_all
 from ._util import zero
 

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..registry import defmethod, register_nondifferentiable
+from .registry import defmethod, register_nondifferentiable
 
 
 def _present(module, *names):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defjvp, defvjp, lookup
+from .registry import defjvp, defvjp, lookup
 from ._util import keep_dims, note, reduced_axes, replace_zero
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..registry import defderivative, defjvp, defvjp, lookup
+from .registry import defderivative, defjvp, defvjp, lookup
 from ._tangent import dense
 from ._util import note, variadic
 

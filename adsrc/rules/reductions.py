@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defmethod, defvjp, lookup
+from .registry import defmethod, defvjp, lookup
 from ._util import fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero, zero
 
 __all__ = ["logsumexp"]

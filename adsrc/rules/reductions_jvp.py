@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defjvp
+from .registry import defjvp
 from ._tangent import linear, without
 from ._util import keep_dims, no_value, reduced_axes, reduced_size, zero
-from .reductions import (
-    _NO, _average_parts, _ddof, _drop_initial, _nanvar_parts, _others_product, _unsupported_where, _winners_share,
-    logsumexp,
-)
+from .reductions import _NO, _average_parts, _ddof, _drop_initial, _nanvar_parts, _others_product, _unsupported_where, _winners_share, logsumexp
 
 
 # A reduction's jvp sums (gradient of a unit cotangent) * t over the reduced

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defattribute, defjvp, defmethod, defvjp, lookup
+from .registry import defattribute, defjvp, defmethod, defvjp, lookup
 from ._tangent import dense, linear, without
 from ._util import cast_like, is_zero, note, unbroadcast, variadic, zero
 

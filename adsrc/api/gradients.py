@@ -19,12 +19,12 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from .codegen import explain
-from .compiler import Adjoint, get_adjoint
-from .config import resolve_eager
-from .errors import InvalidArgument, NonScalarOutput, SourceUnavailable
-from .tangents import leaves, part, to_tangent
-from .thunks import unthunk, zero
+from ..backend.codegen import explain
+from ..backend.pipeline import Adjoint, get_adjoint
+from ..config import resolve_eager
+from ..errors import InvalidArgument, NonScalarOutput, SourceUnavailable
+from ..values.containers import leaves, part, to_tangent
+from ..values.thunks import unthunk, zero
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 

@@ -19,12 +19,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .api import Wrt, _bind, _finish, _positions, vjp
-from .errors import InvalidArgument, NonScalarOutput
-from .forward_compiler import get_jvp
-from .forward_dispatch import call, ownership
-from .tangents import to_tangent
-from .thunks import zero
+from .gradients import Wrt, _bind, _finish, _positions, vjp
+from ..errors import InvalidArgument, NonScalarOutput
+from ..backend.forward_pipeline import get_jvp
+from ..second_order.dispatch import call, ownership
+from ..values.containers import to_tangent
+from ..values.thunks import zero
 
 __all__ = ["jvp", "jvp_source", "hvp", "hessian", "jacobian", "value_and_grad_of_derivative",
            "gradient_function"]
@@ -109,7 +109,7 @@ def _derivative_jvp(info: tuple, primals: tuple, tangents: tuple) -> tuple[Any, 
     kind, func, positions, many = info
     if kind == "higher":
         raise InvalidArgument("adsrc differentiates up to second order: this function is already a second derivative")
-    from .compiler import get_adjoint
+    from ..backend.pipeline import get_adjoint
 
     values = _bind(func, primals, {})
     ts = tuple(zero if _is_zero(t) else to_tangent(t) for t in tangents) + (zero,) * (len(values) - len(tangents))
@@ -152,7 +152,7 @@ def hvp(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
     ``v`` is the last positional argument; with a tuple ``wrt`` it is a tuple
     of directions and the result a tuple.
     """
-    from .api import grad
+    from .gradients import grad
 
     gradient = grad(func, wrt)
     positions, many = _positions(func, wrt)
@@ -172,7 +172,7 @@ def hvp(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
 
 def hessian(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
     """The Hessian of scalar ``func``: shape ``x.shape + x.shape`` (a tuple of tuples for a tuple ``wrt``)."""
-    from .api import grad
+    from .gradients import grad
 
     positions, many = _positions(func, wrt)
     return jacobian(grad(func, wrt), wrt if many else positions[0], mode="fwd")

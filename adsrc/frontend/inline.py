@@ -15,8 +15,8 @@ import copy
 
 import gast
 
-from .errors import UnsupportedSyntax
-from .naming import Namer, Rename, rewrite_expressions, stored_names
+from ..errors import UnsupportedSyntax
+from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .parse import Parsed
 
 _MAX_DEPTH = 32

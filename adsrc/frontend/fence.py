@@ -22,7 +22,7 @@ import types
 import gast
 import numpy as np
 
-from .errors import UnsupportedSyntax
+from ..errors import UnsupportedSyntax
 from .parse import _MISSING, Parsed
 
 _NAMES = {

@@ -35,14 +35,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import registry
-from .forward_ops import (  # noqa: F401  (generated code reaches every helper through this module)
-    TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero, items, iterate,
-    keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript, unary,
-    unpack, vararg_tangents, zero, _all_zero,
-)
-from .tangents import add_tangents, as_tangent, drop_last, part
-from .thunks import unthunk
+from ..rules import registry
+from .helpers import TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero, items, iterate, keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript, unary, unpack, vararg_tangents, zero, _all_zero
+from ..values.containers import add_tangents, as_tangent, drop_last, part
+from ..values.thunks import unthunk
 
 _LIST_MUTATORS = {"append", "extend", "insert", "pop", "reverse", "clear"}
 
@@ -58,10 +54,10 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     """``fn(*args, **kwargs)`` and its tangent, given the arguments' tangents."""
     if getattr(fn, "__adsrc_jvp__", False):
         return fn(tangents, ktangents, *args, **kwargs)
-    from .runtime import adjoint_of
+    from ..runtime import adjoint_of
 
     if isinstance(fn, adjoint_of):
-        from .compiler import get_adjoint
+        from ..backend.pipeline import get_adjoint
 
         return _transformed(get_adjoint(fn.func, fn.wrt, True).function, tangents, ktangents, args, kwargs)
     rule = _vjp_rule(fn)
@@ -84,7 +80,7 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
 
 
 def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    from .forward_any_compiler import general_jvp
+    from .compile import general_jvp
 
     jvp, failure = general_jvp(fn)
     if jvp is None:
@@ -245,8 +241,8 @@ _PURE: set = set()
 def _pure_helpers() -> set:
     """Helpers of the rule modules that compute shapes, axes or flags from their inputs: no tangent."""
     if not _PURE:
-        from .higher import seed_for
-        from .rules import _util, linalg
+        from ..api.higher import seed_for
+        from ..rules import _util, linalg
 
         _PURE.update({seed_for, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
                       _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes})

@@ -16,15 +16,15 @@ from typing import Any, Callable
 
 import gast
 
-from .activity import Activity, analyze
-from .anf import CalleeResolver, local_names, to_anf
+from ..frontend.activity import Activity, analyze
+from ..frontend.anf import CalleeResolver, local_names, to_anf
 from .codegen import load, module_source
-from .compiler import _RUNTIME, Adjoint, CompileCache, _free_names, compile_callees, outside_imports
-from .desugar import desugar
-from .fence import check_syntax
-from .forward import Forward
-from .naming import Namer
-from .parse import _MISSING, parse_function
+from .pipeline import _RUNTIME, Adjoint, CompileCache, _free_names, compile_callees, outside_imports
+from ..frontend.desugar import desugar
+from ..frontend.fence import check_syntax
+from ..transforms.forward import Forward
+from ..ir.naming import Namer
+from ..frontend.parse import _MISSING, parse_function
 
 _FORWARD_RUNTIME = ["zero", "TangentTuple", "TangentList", "TangentDict", "append_tangent", "rule_jvp", "jvp_of"]
 
@@ -95,7 +95,7 @@ def _import(module: str, names: dict[str, str], used: set[str]) -> str:
 
 
 def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
-    from .forward_runtime import jvp_of
+    from ..forward_runtime import jvp_of
 
     compile_callees(own, namespace, jvp_of, lambda v: (v.func, v.wrt), lambda v: get_jvp(v.func, v.wrt))
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import gast
 
-from .errors import SourceUnavailable
+from ..errors import SourceUnavailable
 
 _MISSING = object()
 

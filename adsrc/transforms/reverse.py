@@ -31,11 +31,11 @@ from typing import Any
 
 import gast
 
-from .activity import Activity, target_names
-from .anf import Prim
-from .desugar import call, const, name, store
-from .naming import Namer
-from .parse import Parsed
+from ..frontend.activity import Activity, target_names
+from ..frontend.anf import Prim
+from ..frontend.desugar import call, const, name, store
+from ..ir.naming import Namer
+from ..frontend.parse import Parsed
 
 
 class Comment:

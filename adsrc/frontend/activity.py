@@ -20,7 +20,7 @@ from typing import Callable
 
 import gast
 
-from . import registry
+from ..rules import registry
 
 _INERT_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"}
 

@@ -27,12 +27,12 @@ from typing import Any
 
 import gast
 
-from .activity import Activity, target_names
-from .anf import Prim
-from .desugar import call, const, name, store
-from .errors import NoGradientRule, UnsupportedSyntax
-from .naming import Namer
-from .parse import Parsed
+from ..frontend.activity import Activity, target_names
+from ..frontend.anf import Prim
+from ..frontend.desugar import call, const, name, store
+from ..errors import NoGradientRule, UnsupportedSyntax
+from ..ir.naming import Namer
+from ..frontend.parse import Parsed
 from .reverse import _merge_comments, _source, assign, comment
 
 
@@ -160,7 +160,7 @@ class Forward(gast.NodeTransformer):
                 if i >= len(rule.vjps) or rule.vjps[i] is None:
                     continue  # an argument with no gradient (an index, a condition, an option)
                 raise NoGradientRule(f"{rule.qualname} (argument {i}) in forward mode", self.parsed.where(self.statement),
-                                     f"adsrc.registry.defjvp({rule.name}, ...), one jvp(t, ans, *args) per "
+                                     f"adsrc.rules.registry.defjvp({rule.name}, ...), one jvp(t, ans, *args) per "
                                      f"argument (see docs/higher-order.md)")
             args = [self.tangent_of(arg), name(target)] + [_clone(a) for a in prim.args]
             keywords = [gast.keyword(arg=k.arg, value=_clone(k.value)) for k in prim.keywords]

@@ -30,11 +30,11 @@ import operator
 import gast
 import numpy as np
 
-from . import registry
+from ..rules import registry
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import call, const, name, store
-from .errors import NoGradientRule, UnsupportedSyntax
-from .naming import Namer, hint_for, stored_names
+from ..errors import NoGradientRule, UnsupportedSyntax
+from ..ir.naming import Namer, hint_for, stored_names
 from .parse import _MISSING, Parsed
 
 BINARY = {
@@ -208,7 +208,7 @@ class ANF(CalleeResolver):
 
     def set_item(self, target: gast.Subscript, value: gast.expr) -> None:
         """``x[i] = v`` on a differentiated array becomes ``x = with_item(x, i, v)``, a copy."""
-        from .rules.indexing import with_item
+        from ..rules.indexing import with_item
 
         base = target.value.id
         atom = self.expr(value)
@@ -364,7 +364,7 @@ class ANF(CalleeResolver):
         if obj is None:
             if method:
                 raise NoGradientRule(f"the method .{func.attr}()", self.where(node),
-                                     f"adsrc.registry.defmethod({func.attr!r}, f) with a function f "
+                                     f"adsrc.rules.registry.defmethod({func.attr!r}, f) with a function f "
                                      f"that has a rule")
             raise NoGradientRule(label, self.where(node))
         args = [self.expr(a) for a in node.args]

@@ -26,18 +26,18 @@ from typing import Any, Callable
 
 import gast
 
-from . import rules  # noqa: F401  (registers the built-in rules)
-from .activity import analyze
-from .anf import CalleeResolver, local_names, to_anf
+from .. import rules  # noqa: F401  (registers the built-in rules)
+from ..frontend.activity import analyze
+from ..frontend.anf import CalleeResolver, local_names, to_anf
 from .codegen import load, module_source
-from .desugar import desugar
-from .errors import UnsupportedSyntax
-from .fence import check_syntax
-from .naming import Namer
-from .optimize import Context
-from .optimize import optimize as run_passes
-from .parse import _MISSING, Parsed, closure_values, parse_function, resolve_outside
-from .reverse import Reverse
+from ..frontend.desugar import desugar
+from ..errors import UnsupportedSyntax
+from ..frontend.fence import check_syntax
+from ..ir.naming import Namer
+from ..optimize import Context
+from ..optimize import optimize as run_passes
+from ..frontend.parse import _MISSING, Parsed, closure_values, parse_function, resolve_outside
+from ..transforms.reverse import Reverse
 
 _RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding",
             "rule_vjp", "adjoint_of"]
@@ -150,7 +150,7 @@ def compile_callees(own: tuple, namespace: dict[str, Any], stub: type,
 
 
 def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
-    from .runtime import adjoint_of
+    from ..runtime import adjoint_of
 
     compile_callees(own, namespace, adjoint_of, lambda v: (v.func, v.wrt, v.eager),
                     lambda v: get_adjoint(v.func, v.wrt, v.eager))

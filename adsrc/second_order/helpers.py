@@ -21,10 +21,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import registry
-from .anf import BINARY
-from .tangents import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
-from .thunks import zero
+from ..rules import registry
+from ..frontend.anf import BINARY
+from ..values.containers import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
+from ..values.thunks import zero
 
 
 _BINARY_BY_NAME = {op.__name__: func for op, func in BINARY.items()}
@@ -106,7 +106,7 @@ def _rule_tangent(rule, ans, args, tangents) -> Any:
         if i < len(rule.jvps) and rule.jvps[i] is not None:
             total = add_tangents(total, rule.jvps[i](t, ans, *args))
         elif i < len(rule.vjps) and rule.vjps[i] is not None:
-            raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i} (adsrc.registry.defjvp)")
+            raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i} (adsrc.rules.registry.defjvp)")
     return total
 
 

@@ -26,8 +26,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .tangents import as_tangent
-from .thunks import unthunk, zero
+from ..values.containers import as_tangent
+from ..values.thunks import unthunk, zero
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 

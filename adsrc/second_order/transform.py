@@ -26,10 +26,10 @@ from typing import Callable
 
 import gast
 
-from .desugar import call, const, name, store
-from .errors import UnsupportedSyntax
-from .naming import Namer, Rename
-from .reverse import assign
+from ..frontend.desugar import call, const, name, store
+from ..errors import UnsupportedSyntax
+from ..ir.naming import Namer, Rename
+from ..transforms.reverse import assign
 
 
 class AnyForward:

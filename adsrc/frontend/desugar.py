@@ -28,9 +28,9 @@ import copy
 
 import gast
 
-from .errors import UnsupportedSyntax
+from ..errors import UnsupportedSyntax
 from .inline import inline_local_functions
-from .naming import Namer, Rename, rewrite_expressions, stored_names
+from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .parse import Parsed
 
 

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .config import config
+from ..config import config
 
 __all__ = ["ZeroTangent", "zero", "Thunk", "AccThunk", "unthunk", "accumulate", "depth"]
 
@@ -213,7 +213,7 @@ class AccThunk:
             return
         buffer = self.buffer
         if isinstance(value, _CONTAINER_BASES) or isinstance(buffer, _CONTAINER_BASES):
-            from .tangents import add_tangents
+            from .containers import add_tangents
 
             self.buffer = value if buffer is None else add_tangents(buffer, value)
             return
@@ -311,7 +311,7 @@ def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
         total.add(contribution)
         return total
     if isinstance(contribution, _CONTAINER_BASES) or isinstance(total, _CONTAINER_BASES):
-        from .tangents import add_tangents
+        from .containers import add_tangents
 
         return add_tangents(total, contribution)
     if kind is not Thunk and kind is not AccThunk and kind_total is not Thunk:

@@ -1,0 +1,1 @@
+"""adsrc/frontend"""

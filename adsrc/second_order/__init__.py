@@ -1,0 +1,1 @@
+"""adsrc/second_order"""
