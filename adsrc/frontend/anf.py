@@ -32,8 +32,9 @@ import numpy as np
 
 from ..rules import registry
 from .activity import Activity, gradient_reads, is_append, target_names
-from .desugar import call, const, name, store
 from ..errors import NoGradientRule, UnsupportedSyntax
+from ..ir import annotations as anno
+from ..ir.build import call, const, name, store
 from ..ir.naming import Namer, hint_for, stored_names
 from .parse import _MISSING, Parsed
 
@@ -127,7 +128,7 @@ class ANF(CalleeResolver):
             if getattr(child, "lineno", None) is None and hasattr(child, "lineno"):
                 gast.copy_location(child, self.line)
         if prim is not None:
-            stmt.prim = prim
+            anno.set(stmt, anno.PRIM, prim)
             if any(self.is_varied(a) for a in prim.args):
                 self.varied.add(target)
         self.out.append(stmt)
@@ -443,5 +444,5 @@ def to_anf(parsed: Parsed, node: gast.FunctionDef, namer: Namer, activity: Activ
     anf = ANF(parsed, namer, activity, local_names(node))
     anf.runtime = runtime
     node.body = anf.block(node.body)
-    node.single_use = anf.single_use
+    anno.set(node, anno.SINGLE_USE, anf.single_use)
     return node

@@ -30,38 +30,9 @@ import gast
 
 from ..errors import UnsupportedSyntax
 from .inline import inline_local_functions
+from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .parse import Parsed
-
-
-def name(id_: str, ctx=None) -> gast.Name:
-    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
-
-
-def store(id_: str) -> gast.Name:
-    return name(id_, gast.Store())
-
-
-def assign(target: str, value: gast.expr, like: gast.AST | None = None) -> gast.Assign:
-    node = gast.Assign(targets=[store(target)], value=value, type_comment=None)
-    return gast.copy_location(node, like) if like is not None else node
-
-
-def call(func: str, *args: gast.expr) -> gast.Call:
-    return gast.Call(func=name(func), args=list(args), keywords=[])
-
-
-def const(value) -> gast.Constant:
-    return gast.Constant(value=value, kind=None)
-
-
-def located(nodes, like):
-    for node in nodes:
-        gast.copy_location(node, like)
-        for child in gast.walk(node):
-            if isinstance(child, (gast.stmt, gast.expr)) and getattr(child, "lineno", None) is None:
-                gast.copy_location(child, like)
-    return nodes
 
 
 class Simplify(gast.NodeTransformer):

@@ -16,6 +16,7 @@ import copy
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..ir.build import lambda_as_def
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .parse import Parsed
 
@@ -42,11 +43,8 @@ class Inliner:
                 self.local[stmt.name] = stmt
             elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                     and isinstance(stmt.targets[0], gast.Name):
-                lam = stmt.value
-                ret = gast.copy_location(gast.Return(value=lam.body), lam.body)
-                self.local[stmt.targets[0].id] = gast.copy_location(gast.FunctionDef(
-                    name=stmt.targets[0].id, args=lam.args, body=[ret], decorator_list=[], returns=None,
-                    type_comment=None, type_params=[]), stmt)
+                self.local[stmt.targets[0].id] = gast.copy_location(
+                    lambda_as_def(stmt.value, stmt.targets[0].id), stmt)
             else:
                 rest.append(stmt)
         for name, fn in self.local.items():

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import gast
 
 from ..errors import SourceUnavailable
+from ..ir.build import lambda_as_def
 
 _MISSING = object()
 
@@ -135,12 +136,5 @@ def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | 
         params = func.__code__.co_varnames[: func.__code__.co_argcount]
         matching = [n for n in lambdas if tuple(a.id for a in n.args.args) == params]
         if len(matching) == 1:
-            lam = matching[0]
-            ret = gast.Return(value=lam.body)
-            gast.copy_location(ret, lam.body)
-            fn = gast.FunctionDef(
-                name="lambda_", args=lam.args, body=[ret], decorator_list=[],
-                returns=None, type_comment=None, type_params=[],
-            )
-            return gast.copy_location(fn, lam)
+            return lambda_as_def(matching[0])
     return None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..transforms.reverse import is_comment
+from ..ir.build import is_comment
 from . import constfold, deadcode, propagate, tape, unthunks, zeros
 
 PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from ..transforms.reverse import is_comment
+from ..ir.build import is_comment
 
 
 def _empty(block: list[gast.stmt]) -> bool:

@@ -1,11 +1,13 @@
 """Liveness over the structured, jump-free code of a pullback.
 
 ``annotate(stmts, live_after)`` stores on each statement the set of names
-live after it (``stmt.live_out``) and returns the names live before the list.
+live after it (the ``LIVE_OUT`` annotation) and returns the names live before the list.
 """
 from __future__ import annotations
 
 import gast
+
+from ..ir import annotations as anno
 
 
 def loads(node: gast.AST) -> set[str]:
@@ -19,7 +21,7 @@ def stores(node: gast.AST) -> set[str]:
 def annotate(stmts: list[gast.stmt], live_after: set[str]) -> set[str]:
     live = set(live_after)
     for stmt in reversed(stmts):
-        stmt.live_out = set(live)
+        anno.set(stmt, anno.LIVE_OUT, set(live))
         if isinstance(stmt, gast.Assign):
             live = (live - stores(stmt.targets[0])) | loads(stmt.value) | loads(stmt.targets[0])
         elif isinstance(stmt, gast.If):

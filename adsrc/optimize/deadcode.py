@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gast
 
+from ..ir import annotations as anno
 from .dataflow import annotate, blocks, stores
 
 
@@ -31,7 +32,7 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     for block in list(blocks(pullback.body)):
         keep = []
         for stmt in block:
-            if isinstance(stmt, gast.Assign) and not (stores(stmt.targets[0]) & stmt.live_out) \
+            if isinstance(stmt, gast.Assign) and not (stores(stmt.targets[0]) & anno.get(stmt, anno.LIVE_OUT)) \
                     and _pure(stmt.value, context):
                 changed = True
                 continue

@@ -1,6 +1,6 @@
 """Tape pruning: save on the tape only what the backward sweep reads.
 
-Input: an adjoint whose pops are linked to their pushes (``pop.pushes``).
+Input: an adjoint whose pops are linked to their pushes (the ``PUSHES`` annotation).
 Output: each pop restores only names that are read before they are next
 assigned, its pushes save only those, and a pop with nothing left goes away
 together with its pushes (and the tape itself when no push remains).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gast
 
+from ..ir import annotations as anno
 from .dataflow import annotate, blocks
 
 
@@ -26,11 +27,11 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     removed: set[int] = set()
     for block in blocks(pullback.body):
         for stmt in block:
-            pushes = getattr(stmt, "pushes", None)
+            pushes = anno.get(stmt, anno.PUSHES, None)
             if pushes is None:
                 continue
             targets = _names(stmt.targets[0])
-            keep = [i for i, t in enumerate(targets) if t.id in stmt.live_out]
+            keep = [i for i, t in enumerate(targets) if t.id in anno.get(stmt, anno.LIVE_OUT)]
             if len(keep) == len(targets):
                 continue
             changed = True

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import gast
 
 from ..backend.codegen import load, module_source
-from ..frontend.desugar import const
+from ..ir.build import const, lambda_as_def
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from .transform import AnyForward
 from ..ir.naming import Namer
@@ -65,10 +65,7 @@ def _definition(fn: Callable) -> gast.FunctionDef:
             inside = all((body.lineno, body.col_offset) <= spot <= (body.end_lineno, body.end_col_offset)
                          for spot in spots)
             if names == params and inside:
-                ret = gast.copy_location(gast.Return(value=body), body)
-                return gast.copy_location(gast.FunctionDef(name="lambda_", args=node.args, body=[ret],
-                                                           decorator_list=[], returns=None, type_comment=None,
-                                                           type_params=[]), node)
+                return lambda_as_def(node)
     raise SourceUnavailable("<lambda>", "it was not found in its source")
 
 

@@ -26,10 +26,9 @@ from typing import Callable
 
 import gast
 
-from ..frontend.desugar import call, const, name, store
+from ..ir.build import assign, call, const, name, store
 from ..errors import UnsupportedSyntax
 from ..ir.naming import Namer, Rename
-from ..transforms.reverse import assign
 
 
 class AnyForward:

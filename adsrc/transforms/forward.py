@@ -22,18 +22,17 @@ returns ``(value, tangent of value)``.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gast
 
 from ..frontend.activity import Activity, target_names
 from ..frontend.anf import Prim
-from ..frontend.desugar import call, const, name, store
 from ..errors import NoGradientRule, UnsupportedSyntax
+from ..ir import annotations as anno
+from ..ir.build import assign, call, clone, const, dotted, line_comment, merge_comments, name, store
 from ..ir.naming import Namer
 from ..frontend.parse import Parsed
-from .reverse import _merge_comments, _source, assign, comment
 
 
 class Forward(gast.NodeTransformer):
@@ -76,8 +75,7 @@ class Forward(gast.NodeTransformer):
         if line is None or line == self.commented:
             return []
         self.commented = line
-        text = self.parsed.source_line(line)
-        return [comment(f"# line {line}: {text}")]
+        return [line_comment(self.parsed, node)]
 
     # -- blocks -----------------------------------------------------------
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
@@ -87,7 +85,7 @@ class Forward(gast.NodeTransformer):
             result = self.visit(stmt)
             out.extend(result if isinstance(result, list) else [result])
         self.commented = None
-        return _merge_comments(out) or [gast.Pass()]
+        return merge_comments(out) or [gast.Pass()]
 
     def visit_If(self, node: gast.If) -> gast.If:
         node.body = self.block(node.body)
@@ -113,7 +111,7 @@ class Forward(gast.NodeTransformer):
 
     def visit_Assign(self, node: gast.Assign) -> list[gast.stmt]:
         targets = [t for t in target_names(node.targets[0]) if t in self.act.varied]
-        prim: Prim | None = getattr(node, "prim", None)
+        prim: Prim | None = anno.get(node, anno.PRIM, None)
         if not targets:
             return [node]
         if prim is None or not isinstance(node.targets[0], gast.Name):
@@ -135,7 +133,7 @@ class Forward(gast.NodeTransformer):
             return self.pack(prim, value)
         if prim.kind == "append":
             items, value = prim.args
-            return call(self.rt["append_tangent"], self.tangent_of(items), _clone(items), self.tangent_of(value))
+            return call(self.rt["append_tangent"], self.tangent_of(items), clone(items), self.tangent_of(value))
         if prim.kind == "rule":
             return self.rule(target, prim)
         raise UnsupportedSyntax(f"forward mode through an ANF statement of kind {prim.kind!r}", self.parsed.where())
@@ -147,7 +145,7 @@ class Forward(gast.NodeTransformer):
             return call(self.rt["TangentTuple"], gast.Tuple(elts=tangents, ctx=gast.Load()))
         if isinstance(literal, gast.List):
             return call(self.rt["TangentList"], gast.List(elts=tangents, ctx=gast.Load()))
-        return call(self.rt["TangentDict"], gast.Dict(keys=[_clone(k) for k in prim.keys], values=tangents))
+        return call(self.rt["TangentDict"], gast.Dict(keys=[clone(k) for k in prim.keys], values=tangents))
 
     def rule(self, target: str, prim: Prim) -> gast.expr:
         """The sum of the jvps of the varied operands, each called as ``op_jvp_a(da, t, a, b, **kw)``."""
@@ -162,8 +160,8 @@ class Forward(gast.NodeTransformer):
                 raise NoGradientRule(f"{rule.qualname} (argument {i}) in forward mode", self.parsed.where(self.statement),
                                      f"adsrc.rules.registry.defjvp({rule.name}, ...), one jvp(t, ans, *args) per "
                                      f"argument (see docs/higher-order.md)")
-            args = [self.tangent_of(arg), name(target)] + [_clone(a) for a in prim.args]
-            keywords = [gast.keyword(arg=k.arg, value=_clone(k.value)) for k in prim.keywords]
+            args = [self.tangent_of(arg), name(target)] + [clone(a) for a in prim.args]
+            keywords = [gast.keyword(arg=k.arg, value=clone(k.value)) for k in prim.keywords]
             terms.append(gast.Call(func=name(self.jvp_name(prim.rule, i)), args=args, keywords=keywords))
         if not terms:
             return name(self.rt["zero"])
@@ -178,9 +176,9 @@ class Forward(gast.NodeTransformer):
         if not wrt:
             return [node, assign(self.tangent(target), name(self.rt["zero"]))]
         callee = self.namer.fresh(f"{prim.callee.__name__}_jvp".replace("<lambda>", "lambda"))
-        self.header.append(f"{callee} = {self.rt['jvp_of']}({_source(prim.func)}, wrt={wrt!r})")
+        self.header.append(f"{callee} = {self.rt['jvp_of']}({dotted(prim.func)}, wrt={wrt!r})")
         node.targets = [gast.Tuple(elts=[store(target), store(self.tangent(target))], ctx=gast.Store())]
-        node.value = gast.Call(func=name(callee), args=[_clone(a) for a in prim.args] +
+        node.value = gast.Call(func=name(callee), args=[clone(a) for a in prim.args] +
                                [self.tangent_of(prim.args[i]) for i in wrt], keywords=[])
         return [node]
 
@@ -199,7 +197,3 @@ class Forward(gast.NodeTransformer):
         )
         return gast.FunctionDef(name=jvp_name, args=args, body=prologue + body, decorator_list=[],
                                 returns=None, type_comment=None, type_params=[])
-
-
-def _clone(node: gast.expr) -> gast.expr:
-    return copy.deepcopy(node)

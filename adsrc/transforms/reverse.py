@@ -33,38 +33,11 @@ import gast
 
 from ..frontend.activity import Activity, target_names
 from ..frontend.anf import Prim
-from ..frontend.desugar import call, const, name, store
+from ..ir import annotations as anno
+from ..ir.build import (arguments, assign, call, clone, comment, const, dotted, is_comment, line_comment,
+                        merge_comments, name, names_tuple, store)
 from ..ir.naming import Namer
 from ..frontend.parse import Parsed
-
-
-class Comment:
-    """A comment line in generated code; its repr is the comment text."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-def comment(text: str) -> gast.Expr:
-    return gast.Expr(value=gast.Constant(value=Comment(text), kind=None))
-
-
-def is_comment(stmt: gast.stmt) -> bool:
-    return isinstance(stmt, gast.Expr) and isinstance(getattr(stmt.value, "value", None), Comment)
-
-
-def assign(target: str | gast.expr, value: gast.expr) -> gast.Assign:
-    target_node = store(target) if isinstance(target, str) else target
-    return gast.Assign(targets=[target_node], value=value, type_comment=None)
-
-
-def names_tuple(names: list[str], ctx) -> gast.expr:
-    if len(names) == 1:
-        return gast.Name(id=names[0], ctx=ctx, annotation=None, type_comment=None)
-    return gast.Tuple(elts=[gast.Name(id=n, ctx=ctx, annotation=None, type_comment=None) for n in names], ctx=ctx)
 
 
 class Reverse:
@@ -116,12 +89,7 @@ class Reverse:
         return assign(names_tuple(names, gast.Store()), value)
 
     def line_comment(self, node: gast.AST) -> gast.stmt:
-        line = getattr(node, "lineno", None) or self.parsed.first_line
-        text = _without_comment(self.parsed.source_line(line))
-        end = getattr(node, "end_lineno", None)
-        if end and end > line:
-            text += " ..."
-        return comment(f"# line {line}: {text}")
+        return line_comment(self.parsed, node)
 
     def saved(self, needed: list[str]) -> list[str]:
         """The needed values that must go on the tape (not stable, local)."""
@@ -160,8 +128,8 @@ class Reverse:
         vjp = self.vjp_name(prim.rule, index)
         values = [name(target)] + prim.args
         args = [name(self.adj(target))] + [
-            _clone(v) if self.reads(vjp_fn, k + 1) else const(None) for k, v in enumerate(values)]
-        keywords = [gast.keyword(arg=k.arg, value=_clone(k.value)) for k in prim.keywords]
+            clone(v) if self.reads(vjp_fn, k + 1) else const(None) for k, v in enumerate(values)]
+        keywords = [gast.keyword(arg=k.arg, value=clone(k.value)) for k in prim.keywords]
         if not lazy:
             return gast.Call(func=name(vjp), args=args, keywords=keywords)
         return gast.Call(func=name(self.rt["Thunk"]), args=[name(vjp)] + args, keywords=keywords)
@@ -189,7 +157,7 @@ class Reverse:
             fwd.extend(group_fwd)
             if pending:
                 push, pop = self.push(pending), self.pop(pending)
-                pop.pushes = [push]
+                anno.set(pop, anno.PUSHES, [push])
                 fwd.append(push)
                 at = 1 if group_bwd and is_comment(group_bwd[0]) else 0
                 group_bwd.insert(at, pop)
@@ -209,14 +177,14 @@ class Reverse:
             if not simple:
                 flush()
         flush()
-        return fwd, _merge_comments(bwd)
+        return fwd, merge_comments(bwd)
 
     def stmt(self, stmt: gast.stmt) -> tuple[list, list, list[str]]:
         """Forward statements, backward statements, and the names to save on the tape."""
-        if isinstance(stmt, gast.Assign) and hasattr(stmt, "prim"):
+        if isinstance(stmt, gast.Assign) and anno.has(stmt, anno.PRIM):
             target = stmt.targets[0].id
             if self.act.active(target):
-                return self.primitive(stmt, target, stmt.prim)
+                return self.primitive(stmt, target, anno.get(stmt, anno.PRIM))
             return [stmt], [], []
         if isinstance(stmt, gast.Assign):
             return [stmt], self.kill(target_names(stmt.targets[0])), []
@@ -251,7 +219,7 @@ class Reverse:
     def pack_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
         """``t = (a, b)`` or ``{k: a}``: each element gets its part of ``dt``."""
         for i in active:
-            part = call(self.rt["part"], name(self.adj(target)), _clone(prim.keys[i]))
+            part = call(self.rt["part"], name(self.adj(target)), clone(prim.keys[i]))
             body.append(self.accumulate(prim.args[i].id, part))
         return []
 
@@ -262,7 +230,7 @@ class Reverse:
         if isinstance(value, gast.Name) and self.act.active(value.id):
             body.append(self.accumulate(value.id, call(self.rt["part"], d, const(-1))))
         if self.act.active(items.id):
-            body.append(self.accumulate(items.id, call(self.rt["drop_last"], _clone(d))))
+            body.append(self.accumulate(items.id, call(self.rt["drop_last"], clone(d))))
         return []
 
     def rule_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
@@ -284,7 +252,7 @@ class Reverse:
         pullback = self.namer.fresh(f"{target}_pullback")
         callee = self.namer.fresh(f"{prim.callee.__name__}_adjoint")
         self.header.append(
-            f"{callee} = {self.rt['adjoint_of']}({_source(prim.func)}, wrt={tuple(active)!r}, eager={self.eager})")
+            f"{callee} = {self.rt['adjoint_of']}({dotted(prim.func)}, wrt={tuple(active)!r}, eager={self.eager})")
         stmt.targets = [gast.Tuple(elts=[store(target), store(pullback)], ctx=gast.Store())]
         stmt.value = gast.Call(func=name(callee), args=prim.args, keywords=prim.keywords)
         self.locals.add(pullback)
@@ -321,8 +289,8 @@ class Reverse:
             # Saved at the end of every path through the branch, before any
             # break or continue, so it is the first thing the backward pops.
             pop = self.pop([cond])
-            pop.pushes = _append_to_paths(fwd[1].body, self.push([cond])) + \
-                _append_to_paths(fwd[1].orelse, self.push([cond]))
+            anno.set(pop, anno.PUSHES, _append_to_paths(fwd[1].body, self.push([cond])) +
+                     _append_to_paths(fwd[1].orelse, self.push([cond])))
             bwd.insert(0, pop)
         return fwd, bwd
 
@@ -373,14 +341,14 @@ class Reverse:
                                          body=body_b, orelse=[], type_comment=None)]
         if self.loop_depth:
             push, pop = self.push([count]), self.pop([count])
-            pop.pushes = [push]
+            anno.set(pop, anno.PUSHES, [push])
             fwd.append(push)
             bwd.insert(0, pop)
         return fwd, bwd
 
     # -- the whole function -----------------------------------------------
     def function(self, node: gast.FunctionDef, adjoint_name: str) -> gast.FunctionDef:
-        self.single_use = getattr(node, "single_use", set())
+        self.single_use = anno.get(node, anno.SINGLE_USE, set())
         ret = node.body[-1]
         body_f, body_b = self.block(node.body[:-1])
         result = ret.value
@@ -395,36 +363,17 @@ class Reverse:
         pullback_name = self.namer.fresh("pullback")
         pullback = gast.FunctionDef(
             name=pullback_name,
-            args=_arguments([seed]),
+            args=arguments([seed]),
             body=inits + body_b + [gast.Return(value=returned)],
             decorator_list=[], returns=None, type_comment=None, type_params=[],
         )
         tape_init = [assign(self.tape, gast.List(elts=[], ctx=gast.Load()))] if self.tape else []
         final = gast.Return(value=gast.Tuple(elts=[result, name(pullback_name)], ctx=gast.Load()))
         return gast.FunctionDef(
-            name=adjoint_name, args=_arguments(params),
+            name=adjoint_name, args=arguments(params),
             body=tape_init + body_f + [pullback, final],
             decorator_list=[], returns=None, type_comment=None, type_params=[],
         )
-
-
-def _arguments(params: list[str]) -> gast.arguments:
-    return gast.arguments(
-        args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None) for p in params],
-        posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
-    )
-
-
-def _clone(node: gast.expr) -> gast.expr:
-    return copy.deepcopy(node)
-
-
-def _source(node: gast.AST) -> str:
-    if isinstance(node, gast.Name):
-        return node.id
-    if isinstance(node, gast.Attribute):
-        return f"{_source(node.value)}.{node.attr}"
-    raise TypeError(node)
 
 
 def _append_to_paths(block: list[gast.stmt], stmt: gast.stmt) -> list[gast.stmt]:
@@ -451,35 +400,3 @@ def _jumps(node: gast.AST) -> bool:
         if isinstance(stmt, gast.If) and _jumps(stmt):
             return True
     return False
-
-
-def _without_comment(text: str) -> str:
-    """A source line without its trailing ``# comment``, if it tokenizes on its own."""
-    import io
-    import tokenize
-
-    if "#" not in text:
-        return text
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                return text[: token.start[1]].rstrip()
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return text
-
-
-def _merge_comments(stmts: list[gast.stmt]) -> list[gast.stmt]:
-    """Drop a line comment that repeats the previous one in the same run of simple statements."""
-    out: list[gast.stmt] = []
-    last = None
-    for stmt in stmts:
-        if is_comment(stmt):
-            text = stmt.value.value.text
-            if text == last:
-                continue
-            last = text
-        elif isinstance(stmt, (gast.If, gast.For, gast.While)):
-            last = None
-        out.append(stmt)
-    return out

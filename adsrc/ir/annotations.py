@@ -1,0 +1,40 @@
+"""Named annotations on syntax nodes: how one pass tells a later one what it found.
+
+A pass never hangs ad-hoc attributes on nodes; it calls ``set(node, KEY,
+value)`` with one of the keys below, and the reader calls ``get``. Each key
+says which pass writes it and what it holds, so a reader can find its
+writer, and a deep copy of a node keeps its annotations.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+PRIM = "prim"              # anf -> transforms: the Prim that differentiates ``t = op(args)``
+SINGLE_USE = "single_use"  # anf -> reverse: temporaries read once, right after their definition
+PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a pop statement undoes
+LIVE_OUT = "live_out"      # optimize.dataflow -> passes: the names live after a statement
+
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, LIVE_OUT})
+_MISSING = object()
+
+
+def _field(key: str) -> str:
+    if key not in _KEYS:
+        raise KeyError(f"unknown annotation {key!r}; the keys are {sorted(_KEYS)}")
+    return "adsrc_" + key
+
+
+def set(node: Any, key: str, value: Any) -> None:  # noqa: A001 - reads as anno.set(node, KEY, value)
+    setattr(node, _field(key), value)
+
+
+def get(node: Any, key: str, default: Any = _MISSING) -> Any:
+    """The annotation ``key`` of ``node``; ``default`` if it has none (KeyError without a default)."""
+    value = getattr(node, _field(key), default)
+    if value is _MISSING:
+        raise KeyError(f"{type(node).__name__} at line {getattr(node, 'lineno', '?')} has no {key!r} annotation")
+    return value
+
+
+def has(node: Any, key: str) -> bool:
+    return hasattr(node, _field(key))
