@@ -6,12 +6,12 @@ accumulated into flat AccThunks that fuse and add in place when they are
 materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
 """
 from . import errors
-from .api.gradients import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
+from .api import (Derivative, Differentiated, adjoint_source, differentiate, grad, hessian, hvp, jacobian, jvp,
+                  jvp_source, value_and_grad, vjp)
 from .config import config, eager_unthunk
 from .errors import AdsrcError
-from .api.higher import hessian, hvp, jacobian, jvp, jvp_source
 from .rules.registry import register_adjoint, register_nondifferentiable
-from .values.thunks import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
+from .values import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
 
 __version__ = "0.1.0"
 
@@ -19,5 +19,5 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "differentiate", "Differentiated", "adjoint_source",
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
-    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian",
+    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative",
 ]

@@ -163,7 +163,7 @@ def run_dump(args: argparse.Namespace) -> int:
     if args.mode == "forward":
         if args.eager or not args.optimize or args.forward_sweep_only or args.backward_sweep_only:
             raise UsageError("--mode forward takes none of --eager, --no-optimize and the sweep options")
-        from .api.higher import jvp_source
+        from .api.forward import jvp_source
 
         source = _compiling(lambda: jvp_source(func, wrt))
         print(source, end="" if source.endswith("\n") else "\n")
@@ -181,11 +181,12 @@ def run_grad(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from .api.gradients import _positions, adjoint_source, value_and_grad
+    from .api.arguments import positions as wrt_positions
+    from .api.gradients import adjoint_source, value_and_grad
     from .config import resolve_eager
 
     func, module = load_function(args.target)
-    positions, _ = _positions(func, parse_wrt(args.wrt))
+    positions, _ = wrt_positions(func, parse_wrt(args.wrt))
     eager = True if args.eager else None
     # Compile first, so that an adsrc bug is told apart from an error in the user's code.
     _compiling(lambda: adjoint_source(func, positions, eager=resolve_eager(eager)))

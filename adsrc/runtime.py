@@ -1,18 +1,25 @@
-"""What generated adjoint modules import: thunks, rule lookup and callee adjoints.
+"""The one module generated code imports, in both modes: ``from adsrc.runtime import ...``.
 
 Everything here is referenced by name from generated code, so a printed
-adjoint module can be run on its own (``from adsrc.runtime import ...``).
+module runs on its own. It gathers the run-time values (adsrc.values), rule
+lookup (adsrc.rules) and the links to the derivatives of called user
+functions, which compile through the pipeline (adsrc.backend), so it sits
+above all three: nothing in adsrc below the API imports it.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
+from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
+from .errors import UnsupportedSyntax
 from .rules import registry
 from .rules.indexing import with_item
-from .values.containers import drop_last, part
-from .values.thunks import AccThunk, Thunk, accumulate, unthunk, zero
+from .values import (AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk,
+                     zero)
 
-__all__ = ["Thunk", "AccThunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding", "rule_vjp", "adjoint_of"]
+__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative"]
 
 
 def rebinding(value: Any, where: str, aliased: bool) -> None:
@@ -24,41 +31,65 @@ def rebinding(value: Any, where: str, aliased: bool) -> None:
     it in place and the other name would see the change, so adsrc refuses
     rather than compute another value.
     """
-    import numpy as np
-
-    from .errors import UnsupportedSyntax
-
     if isinstance(value, np.ndarray) and (aliased or value.base is not None):
         raise UnsupportedSyntax("augmented assignment (x op= e) to an array that another name may share",
                                 where, "write x = x op e, or copy the array first (x = x.copy())")
 
 
-def rule_vjp(qualname: str, index: int) -> Callable:
-    """The vjp function registered for argument ``index`` of the primitive ``qualname``."""
+def _rule(qualname: str) -> registry.Rule:
     for rule in registry.rules():
         if rule.qualname == qualname:
-            return rule.vjps[index]
+            return rule
     raise LookupError(f"no gradient rule named {qualname}")
 
 
-class adjoint_of:  # noqa: N801 - reads as a function in generated code
-    """The adjoint of a user function called from generated code, looked up at each call.
+def rule_vjp(qualname: str, index: int) -> Callable:
+    """The vjp function registered for argument ``index`` of the primitive ``qualname``."""
+    return _rule(qualname).vjps[index]
 
-    Calling it returns ``(value, pullback)`` like any generated adjoint. The
-    compiler compiles callees' adjoints along with their caller's (to report
-    their errors before any code runs); looking them up at call time is what
-    makes recursion work, and recompiles one whose globals changed.
+
+def rule_jvp(qualname: str, index: int) -> Callable:
+    """The jvp function registered for argument ``index`` of the primitive ``qualname``."""
+    return _rule(qualname).jvps[index]
+
+
+def append_tangent(items_tangent: Any, items: list, value_tangent: Any) -> TangentList:
+    """The tangent of ``[*items, value]``: the items' tangents (zeros if none), then the value's."""
+    before = [zero] * len(items) if items_tangent is zero else list(items_tangent)
+    return TangentList(before + [value_tangent])
+
+
+class CalleeDerivative:
+    """The derivative of a user function called from generated code, looked up at each call.
+
+    Reverse mode: calling it returns ``(value, pullback)``; forward mode:
+    called with the arguments, then the tangents of the ``wrt`` arguments, it
+    returns ``(value, tangent)``. The pipeline compiles callees along with
+    their caller (to report their errors before any code runs); looking them
+    up at call time is what makes recursion work, and recompiles one whose
+    globals changed.
     """
 
-    __slots__ = ("func", "wrt", "eager")
+    __slots__ = ("func", "wrt", "mode")
 
-    def __init__(self, func: Callable, wrt: tuple[int, ...], eager: bool):
-        self.func, self.wrt, self.eager = func, wrt, eager
+    def __init__(self, func: Callable, wrt: tuple[int, ...], mode: Mode):
+        self.func, self.wrt, self.mode = func, wrt, mode
 
-    def __call__(self, *args: Any) -> tuple[Any, Callable]:
-        from .backend.pipeline import get_adjoint
-
-        return get_adjoint(self.func, self.wrt, self.eager).function(*args)
+    def __call__(self, *args: Any) -> tuple[Any, Any]:
+        return compile(self.func, self.wrt, self.mode).function(*args)
 
     def __repr__(self) -> str:
-        return f"adjoint_of({getattr(self.func, '__name__', self.func)}, wrt={self.wrt}, eager={self.eager})"
+        name = getattr(self.func, "__name__", self.func)
+        if self.mode.forward:
+            return f"jvp_of({name}, wrt={self.wrt})"
+        return f"adjoint_of({name}, wrt={self.wrt}, eager={self.mode.eager})"
+
+
+def adjoint_of(func: Callable, wrt: tuple[int, ...], eager: bool) -> CalleeDerivative:
+    """The adjoint of a called user function: ``helper_adjoint = adjoint_of(helper, wrt=(0,), eager=False)``."""
+    return CalleeDerivative(func, wrt, EAGER if eager else REVERSE)
+
+
+def jvp_of(func: Callable, wrt: tuple[int, ...]) -> CalleeDerivative:
+    """The JVP of a called user function: ``helper_jvp = jvp_of(helper, wrt=(0,))``."""
+    return CalleeDerivative(func, wrt, FORWARD)

@@ -270,11 +270,11 @@ ALL_CASES = [
 @pytest.mark.parametrize("eager", [False, True])
 @pytest.mark.parametrize("f,args,wrt", ALL_CASES, ids=lambda p: getattr(p, "__name__", None))
 def test_raw_and_optimized_adjoints_agree(f, args, wrt, eager):
-    from adsrc.backend.pipeline import get_adjoint
+    from adsrc.backend.pipeline import Mode, compile
 
     results = []
     for optimize in (False, True):
-        value, pullback = get_adjoint(f, wrt, eager, optimize).function(*args)
+        value, pullback = compile(f, wrt, Mode("reverse", eager, optimize)).function(*args)
         results.append([adsrc.unthunk(g) for g in pullback(1.0)])
     for raw, optimized in zip(*results):
         np.testing.assert_allclose(raw, optimized, rtol=1e-12, atol=1e-14)

@@ -1,75 +1,131 @@
-"""The pipeline and its cache: parse, fence, desugar, activity, ANF, reverse, codegen.
+"""The one compile path: ``compile(func, wrt, mode)`` for reverse and forward mode.
 
-``get_adjoint(f, wrt, eager)`` returns the compiled adjoint of ``f`` with
-respect to the parameter positions ``wrt``, compiling it on first use. The
-cache is keyed by (function, code object, wrt, mode). An entry is reused only
-while every global and closure value the function reads is still the same
-object, so redefining a function, or rebinding a global it calls, gives a
-fresh adjoint rather than a stale one.
+    parse -> fence -> desugar (+ inline) -> activity -> ANF -> activity
+          -> Reverse (adjoint) or Forward (JVP) -> optimize (reverse) -> codegen -> link callees
+
+Both modes share the front end and the back end; they differ in the
+transform, in what "active" means (forward mode counts every varied variable
+as useful) and in the optimizer, which only the adjoint's regular form needs.
+Generated modules of both modes import from one runtime module,
+``adsrc.runtime``, whose names are reserved once per module (:data:`RUNTIME_NAMES`).
+
+``compile`` is cached (cache.py): an entry is reused only while every global,
+closure value and default the function read is the same object, and while
+no rule was registered since. Compiling a function also compiles the
+derivatives of the user functions it calls (recursion stops at one already
+being compiled), so an unsupported construct or a missing rule in a callee
+is reported before any code runs.
 
 Running out of Python stack while compiling (the passes recurse over the
-syntax tree) is reported as UnsupportedSyntax, not as a RecursionError from
-inside the compiler.
-
-Compiling an adjoint also compiles the adjoints of the user functions it calls
-(recursion stops at a function already being compiled), so an unsupported
-construct or a missing rule in a callee is reported before any code runs,
-not halfway through the forward sweep.
+syntax tree) is reported as UnsupportedSyntax, not as a RecursionError.
 """
 from __future__ import annotations
 
+import builtins
 import inspect
+import sys
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
 
-from .. import rules  # noqa: F401  (registers the built-in rules)
+from ..errors import UnsupportedSyntax
 from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
-from .codegen import load, module_source
 from ..frontend.desugar import desugar
-from ..errors import UnsupportedSyntax
 from ..frontend.fence import check_syntax
-from ..ir.naming import Namer
+from ..frontend.parse import _MISSING, Parsed, parse_function, resolve_outside
+from ..ir.naming import Namer, free_names
 from ..optimize import Context
 from ..optimize import optimize as run_passes
-from ..frontend.parse import _MISSING, Parsed, closure_values, parse_function, resolve_outside
+from ..rules import registry
+from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
+from .cache import CompileCache
+from .codegen import load, module_source
 
-_RUNTIME = ["Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding",
-            "rule_vjp", "adjoint_of"]
+# What generated code imports from adsrc.runtime, in both modes (runtime.__all__ is this list).
+RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding",
+                 "TangentTuple", "TangentList", "TangentDict", "append_tangent",
+                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What to generate.
+
+    ``direction`` is ``"reverse"`` (an adjoint: ``f(*args) -> (value, pullback)``)
+    or ``"forward"`` (a JVP: ``f(*args, *tangents) -> (value, tangent)``);
+    ``eager`` picks eager accumulation in an adjoint; ``optimize=False``
+    shows an adjoint as the reverse pass emitted it.
+    """
+
+    direction: str = "reverse"
+    eager: bool = False
+    optimize: bool = True
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("reverse", "forward"):
+            raise ValueError(f"direction must be 'reverse' or 'forward', not {self.direction!r}")
+
+    @property
+    def forward(self) -> bool:
+        return self.direction == "forward"
+
+    def describe(self) -> str:
+        if self.forward:
+            return "forward mode (JVP)"
+        return ("eager unthunking" if self.eager else "lazy accumulation") + ("" if self.optimize else ", not optimized")
+
+
+REVERSE = Mode("reverse")
+EAGER = Mode("reverse", eager=True)
+FORWARD = Mode("forward")
 
 
 @dataclass
-class Adjoint:
-    """A compiled adjoint: ``function(*args) -> (value, pullback)`` and its source."""
+class Compiled:
+    """A compiled derivative: the live function, its source, and what it was compiled against.
+
+    Reverse: ``function(*args) -> (value, pullback)``, ``pullback(d_value)``
+    returning one gradient per ``wrt`` position. Forward: ``function(*args,
+    *tangents_of_wrt) -> (value, tangent)``.
+    """
 
     function: Callable
     source: str
     params: list[str]
     wrt: tuple[int, ...]
-    eager: bool
+    mode: Mode
     reads: list[tuple[str, Any]] = field(default_factory=list)
+    defaults: tuple = ()
+    rules_version: int = 0
+
+    @property
+    def eager(self) -> bool:
+        return self.mode.eager
 
     def current(self, func: Callable, closure: dict[str, Any]) -> bool:
-        """True while every outside value the function read at compile time is unchanged."""
-        return all(resolve_outside(func, closure, key) is obj for key, obj in self.reads)
+        """True while everything read at compile time is unchanged: outside values, defaults, the rules."""
+        return (self.rules_version == registry.version()
+                and _same(_defaults(func), self.defaults)
+                and all(resolve_outside(func, closure, key) is obj for key, obj in self.reads))
 
 
-def _free_names(node: gast.AST, locals_: set[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for child in gast.walk(node):
-        if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in locals_:
-            seen[child.id] = None
-    return list(seen)
+def _defaults(func: Callable) -> tuple:
+    kwdefaults = getattr(func, "__kwdefaults__", None) or {}
+    return (*(getattr(func, "__defaults__", None) or ()), *kwdefaults.values())
 
 
-def compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize: bool = True) -> Adjoint:
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
+    """Run the pipeline once, without the cache."""
     try:
-        return _compile_adjoint(func, wrt, eager, optimize)
+        return _compile(func, wrt, mode)
     except RecursionError:
         # The passes recurse over the syntax tree; Python's own parser accepts deeper nesting.
         code = getattr(func, "__code__", None)
@@ -80,89 +136,87 @@ def compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize:
             "split the expression into several statements") from None
 
 
-def _compile_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize: bool) -> Adjoint:
+def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
+    version = registry.version()
     parsed: Parsed = parse_function(func)
     check_syntax(parsed)
     node = parsed.node
     params = [a.id for a in node.args.args + node.args.kwonlyargs]
     wrt_names = [params[i] for i in wrt]
-    user_names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(params)
-    namer = Namer(user_names)
-    free = _free_names(node, local_names(node))
-    runtime = {r: namer.fresh(r) for r in _RUNTIME}
+    namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(params))
+    free = [key for key in free_names(node) if key not in local_names(node)]
+    runtime = {r: namer.fresh(r) for r in RUNTIME_NAMES}
+
+    # The front end, shared by both modes.
     node = desugar(parsed, namer, runtime)
-    locals_ = local_names(node)
-    anf = CalleeResolver(parsed, locals_)
-    activity = analyze(node, set(wrt_names), anf.resolve)
+    resolver = CalleeResolver(parsed, local_names(node))
+    activity = analyze(node, set(wrt_names), resolver.resolve, every_variable_useful=mode.forward)
     node = to_anf(parsed, node, namer, activity, runtime)
-    locals_ = local_names(node)
-    activity = analyze(node, set(wrt_names), anf.resolve)
-    reverse = Reverse(parsed, namer, activity, eager, wrt_names, runtime, locals_)
-    adjoint_name = namer.fresh(f"{func.__name__}_adjoint".replace("<lambda>", "lambda"))
-    function = reverse.function(node, adjoint_name)
-    if optimize:
-        context = Context(zero=runtime["zero"], accumulate=runtime["accumulate"], unthunk=runtime["unthunk"],
-                          tape=reverse.tape, thunk=runtime["Thunk"], part=runtime["part"],
-                          drop_last=runtime["drop_last"], pure_calls={runtime["unthunk"], runtime["Thunk"],
-                                                         *reverse.vjp_names.values()})
-        run_passes(function, context)
-    used = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)} | \
-        {r for r in ("rule_vjp", "adjoint_of") if any(runtime[r] + "(" in line for line in reverse.header)}
-    imports = ", ".join(f"{r} as {n}" if r != n else r for r, n in runtime.items() if n in used or r in used)
+    activity = analyze(node, set(wrt_names), resolver.resolve, every_variable_useful=mode.forward)
+
+    # The transform.
+    label = func.__name__.replace("<lambda>", "lambda")
+    if mode.forward:
+        transform = Forward(parsed, namer, activity, wrt_names, runtime)
+        generated_name = namer.fresh(f"{label}_jvp")
+        function = transform.function(node, generated_name)
+        title = (f"Forward mode (JVP) of {func.__name__} ({parsed.filename}:{parsed.first_line}) with respect to "
+                 f"{', '.join(wrt_names) or 'nothing'}; a variable v carries its tangent in dv. Generated by adsrc.")
+    else:
+        transform = Reverse(parsed, namer, activity, mode.eager, wrt_names, runtime, local_names(node))
+        generated_name = namer.fresh(f"{label}_adjoint")
+        function = transform.function(node, generated_name)
+        if mode.optimize:
+            run_passes(function, Context(
+                zero=runtime["zero"], accumulate=runtime["accumulate"], unthunk=runtime["unthunk"],
+                tape=transform.tape, thunk=runtime["Thunk"], part=runtime["part"], drop_last=runtime["drop_last"],
+                pure_calls={runtime["unthunk"], runtime["Thunk"], *transform.vjp_names.values()}))
+        title = (f"Adjoint of {func.__name__} ({parsed.filename}:{parsed.first_line}) with respect to "
+                 f"{', '.join(wrt_names) or 'nothing'}; {mode.describe()}. Generated by adsrc.")
+
+    # The back end: the module's source, compiled, linked to its callees.
     reads = [(key, parsed.resolve(key)) for key in free]
     reads = [(key, obj) for key, obj in reads if obj is not _MISSING]
+    used = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
+    used |= {n for n in runtime.values() if any(n + "(" in line for line in transform.header)}
+    imported = [f"{r} as {n}" if r != n else r for r, n in runtime.items() if n in used]
     header = outside_imports(reads, parsed)
-    header += [f"from adsrc.runtime import {imports}"] if imports else []
-    header += reverse.header
-    mode = ("eager unthunking" if eager else "lazy accumulation") + ("" if optimize else ", not optimized")
-    title = (f"Adjoint of {func.__name__} ({parsed.filename}:{parsed.first_line}) with respect to "
-             f"{', '.join(wrt_names) or 'nothing'}; {mode}. Generated by adsrc.")
+    header += [f"from adsrc.runtime import {', '.join(imported)}"] if imported else []
+    header += transform.header
     source = module_source(header, function, title)
-    namespace: dict[str, Any] = {"__name__": f"adsrc_adjoint_{func.__name__}", **dict(reads)}
+    namespace: dict[str, Any] = {"__name__": f"adsrc_{'jvp' if mode.forward else 'adjoint'}_{func.__name__}",
+                                 **dict(reads)}
     compiled = load(source, f"{func.__name__} ({parsed.filename}:{parsed.first_line})", namespace,
-                    adjoint_name, parsed.filename)
-    _compile_callees((func, wrt, eager), namespace)
-    return Adjoint(compiled, source, params, wrt, eager, reads)
+                    generated_name, parsed.filename)
+    _compile_callees((func, wrt, mode), transform.callees, mode)
+    return Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version)
 
 
 _compiling = threading.local()
 
 
-def compile_callees(own: tuple, namespace: dict[str, Any], stub: type,
-                    key: Callable[[Any], tuple], compile_one: Callable[[Any], Any]) -> None:
-    """Compile now what the generated code would compile at its first call of a callee.
+def _compile_callees(own: tuple, callees: list[tuple[Any, tuple[int, ...]]], mode: Mode) -> None:
+    """Compile now what the generated code would compile at its first call of each callee.
 
-    An unsupported construct or a missing rule in a helper is then reported
-    before any of the caller's code runs. ``stub`` is the lazily compiling
-    callable the generated module holds (runtime.adjoint_of, forward_runtime.jvp_of);
-    functions already being compiled up the stack (recursion) are skipped.
+    Functions already being compiled up the stack (recursion) are skipped.
     """
+    mode = Mode(mode.direction, mode.eager)  # what the generated code's adjoint_of / jvp_of will ask for
     busy: set = _compiling.__dict__.setdefault("keys", set())
     fresh = own not in busy
     busy.add(own)
     try:
-        for value in list(namespace.values()):
-            if isinstance(value, stub) and key(value) not in busy:
-                compile_one(value)
+        for callee, wrt in callees:
+            if (callee, wrt, mode) not in busy:
+                compile(callee, wrt, mode)
     finally:
         if fresh:
             busy.discard(own)
-
-
-def _compile_callees(own: tuple, namespace: dict[str, Any]) -> None:
-    from ..runtime import adjoint_of
-
-    compile_callees(own, namespace, adjoint_of, lambda v: (v.func, v.wrt, v.eager),
-                    lambda v: get_adjoint(v.func, v.wrt, v.eager))
 
 
 def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:
     """Header lines that bind the outside names the function reads, so that the
     printed module runs on its own: imports where the object can be imported,
     a comment naming anything else (a closure value, a global of ``__main__``)."""
-    import builtins
-    import sys
-
     lines = []
     for key, obj in reads:
         if getattr(builtins, key, _MISSING) is obj:
@@ -187,48 +241,9 @@ def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:
     return lines
 
 
-class CompileCache:
-    """Compiled code per (function, its code object, options), thread-safe.
-
-    An entry is reused only while ``entry.current(func, closure)`` holds: every
-    global and closure value the function read at compile time is still the
-    same object. Redefining a function or rebinding what it reads recompiles.
-    """
-
-    def __init__(self) -> None:
-        self._entries: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
-        self._lock = threading.RLock()
-
-    def get(self, func: Callable, options: tuple, build: Callable[[], Any]) -> Any:
-        try:
-            entries = self._entries.get(func)
-        except TypeError:
-            entries = None
-        key = (getattr(func, "__code__", None), *options)
-        closure = closure_values(func) if getattr(func, "__closure__", None) else {}
-        if entries is not None:
-            entry = entries.get(key)
-            if entry is not None and entry.current(func, closure):
-                return entry
-        with self._lock:
-            entry = build()
-            try:
-                self._entries.setdefault(func, {})[key] = entry
-            except TypeError:
-                pass
-        return entry
-
-    def entries(self, func: Callable) -> dict:
-        """The compiled entries kept for ``func`` (for tests and debugging)."""
-        return self._entries.get(func, {})
-
-    def forget(self, func: Callable) -> None:
-        self._entries.pop(func, None)
+cache = CompileCache()
 
 
-_cache = CompileCache()
-
-
-def get_adjoint(func: Callable, wrt: tuple[int, ...], eager: bool, optimize: bool = True) -> Adjoint:
-    """The cached adjoint of ``func``, recompiled if anything it read has changed."""
-    return _cache.get(func, (wrt, eager, optimize), lambda: compile_adjoint(func, wrt, eager, optimize))
+def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compiled:  # noqa: A001
+    """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed."""
+    return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))

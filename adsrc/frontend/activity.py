@@ -22,7 +22,13 @@ import gast
 
 from ..rules import registry
 
-_INERT_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"}
+
+
+class _Everything(set):
+    """A set that contains everything: forward mode counts every variable as useful."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
 
 
 @dataclass
@@ -57,7 +63,7 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
         elif isinstance(node, gast.Subscript):
             visit(node.value)
         elif isinstance(node, gast.Attribute):
-            if node.attr not in _INERT_ATTRIBUTES:
+            if node.attr not in registry.INERT_ATTRIBUTES:
                 visit(node.value)
         elif isinstance(node, gast.IfExp):
             visit(node.body)
@@ -92,8 +98,13 @@ def _is_range(expr: gast.AST) -> bool:
     return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id == "range"
 
 
-def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable) -> Activity:
-    """Compute activity and stability for a function whose parameters ``wrt`` are differentiated."""
+def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_variable_useful: bool = False) -> Activity:
+    """Compute activity and stability for a function whose parameters ``wrt`` are differentiated.
+
+    ``every_variable_useful`` is for forward mode, which needs the tangent of
+    every variable that depends on the parameters, whatever it flows into:
+    "active" then means varied.
+    """
     act = Activity()
     flows: list[tuple[list[str], set[str]]] = []
     returned: set[str] = set()
@@ -147,4 +158,6 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable) -> Activit
             if set(targets) & act.useful and not sources <= act.useful:
                 act.useful.update(sources)
                 changed = True
+    if every_variable_useful:
+        act.useful = _Everything()
     return act

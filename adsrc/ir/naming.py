@@ -127,3 +127,23 @@ def hint_for(node: gast.AST) -> str:
 
 def _is_module_like(node: gast.AST) -> bool:
     return isinstance(node, gast.Name) and node.id in {"np", "numpy", "math", "jnp", "onp"}
+
+
+def free_names(node: gast.AST) -> list[str]:
+    """The names ``node`` reads but never binds, in order of first read.
+
+    Bound means assigned anywhere in it, or a parameter of it or of a function
+    or lambda inside it; what is left comes from outside: globals, closure
+    cells, builtins.
+    """
+    bound = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    for child in gast.walk(node):
+        if isinstance(child, (gast.FunctionDef, gast.Lambda)):
+            args = child.args
+            bound |= {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+            bound |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    seen: dict[str, None] = {}
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in bound:
+            seen[child.id] = None
+    return list(seen)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..values.thunks import zero
+from ..values import zero
 
 
 def dense(t: Any, like: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..values.thunks import zero
+from ..values import is_zero, zero  # noqa: F401  (rule modules import both from here)
 
 
 _PY_SCALARS = frozenset({float, int, complex, bool})
@@ -77,11 +77,6 @@ def cast_like(value: Any, x: Any) -> Any:
     if dtype is not None and np.issubdtype(dtype, np.inexact):
         return np.reshape(np.asarray(value, dtype=dtype), np.shape(x))
     return value
-
-
-def is_zero(value: Any) -> bool:
-    """True for the symbolic zero cotangent (``adsrc.zero``) and for None."""
-    return value is None or value is zero
 
 
 def variadic(make: Callable[[int], Callable], count: int, names: Sequence[str]) -> list[Callable]:

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from .registry import defjvp, defmethod, defvjp, lookup
-from ..values.containers import part
+from ..values import part
 from ._tangent import linear
 from ._util import note, unbroadcast, zero, zeros_for
 

@@ -26,8 +26,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..values.containers import as_tangent
-from ..values.thunks import unthunk, zero
+from ..values import as_tangent
+from ..values import unthunk, zero
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 
@@ -62,8 +62,22 @@ class Rule:
         return f"{self.module}.{self.name}" if self.module else self.name
 
 
+# Attributes of an array (or a function) that carry no gradient: reading them is not a differentiable use.
+INERT_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags", "__name__"})
+
 _rules: dict[Any, Rule] = {}
 _nondifferentiable: set[Any] = set()
+_version = 0  # counts changes to the rules; a compiled derivative is current only for the version it saw
+
+
+def version() -> int:
+    """How many times rules were registered or replaced: compiled code older than this is recompiled."""
+    return _version
+
+
+def _changed() -> None:
+    global _version
+    _version += 1
 
 
 def _key(func: Any) -> Any:
@@ -185,6 +199,7 @@ def defvjp(
         wrapped.append(vjp)
     rule = Rule(func=func, name=prim, vjps=tuple(wrapped), module=module)
     _rules[_key(func)] = rule
+    _changed()
     _nondifferentiable.discard(_key(func))
     return rule
 
@@ -233,6 +248,7 @@ def register_nondifferentiable(*funcs: Any) -> None:
     for func in funcs:
         _nondifferentiable.add(_key(func))
         _rules.pop(_key(func), None)
+    _changed()
 
 
 def lookup(func: Any) -> Rule | None:
@@ -268,11 +284,13 @@ _attributes: dict[str, Any] = {}
 def defmethod(name: str, func: Any) -> None:
     """``obj.name(*args, **kw)`` on an array differentiates as ``func(obj, *args, **kw)``."""
     _methods[name] = func
+    _changed()
 
 
 def defattribute(name: str, func: Any) -> None:
     """``obj.name`` on an array differentiates as ``func(obj)`` (e.g. ``.T``)."""
     _attributes[name] = func
+    _changed()
 
 
 def method_primitive(name: str) -> Any:
@@ -312,6 +330,7 @@ def defjvp(func: Any, *jvps: Callable[..., Any] | None, linear: bool = False) ->
         for i, fn in enumerate(jvps)
     )
     rule.linear = linear
+    _changed()
     return rule
 
 

@@ -23,7 +23,7 @@ from ..backend.codegen import load, module_source
 from ..ir.build import const, lambda_as_def
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from .transform import AnyForward
-from ..ir.naming import Namer
+from ..ir.naming import Namer, free_names
 from ..frontend.parse import _MISSING, closure_values
 
 _FWD = "fwd"  # the dispatcher module's name in generated code (made unique per module)
@@ -69,16 +69,6 @@ def _definition(fn: Callable) -> gast.FunctionDef:
     raise SourceUnavailable("<lambda>", "it was not found in its source")
 
 
-def _free_names(node: gast.AST) -> set[str]:
-    stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-    for child in gast.walk(node):
-        if isinstance(child, (gast.FunctionDef, gast.Lambda)):
-            args = child.args
-            stored |= {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-            stored |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - stored
-
-
 def compile_general_jvp(fn: Callable) -> Callable:
     """The JVP of any Python function with readable source, in the ``(tangents, ktangents, *args)`` convention."""
     node = copy.deepcopy(_definition(fn))
@@ -95,7 +85,7 @@ def compile_general_jvp(fn: Callable) -> Callable:
     globals_ = getattr(fn, "__globals__", {})
     closure = closure_values(fn)
     namespace: dict[str, Any] = {"__name__": f"adsrc_jvp_{fn.__name__}"}
-    for key in _free_names(node):
+    for key in free_names(node):
         value = closure.get(key, globals_.get(key, getattr(builtins, key, _MISSING)))
         if value is not _MISSING:
             namespace[key] = value

@@ -36,9 +36,17 @@ from typing import Any, Callable
 import numpy as np
 
 from ..rules import registry
-from .helpers import TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero, items, iterate, keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript, unary, unpack, vararg_tangents, zero, _all_zero
-from ..values.containers import add_tangents, as_tangent, drop_last, part
-from ..values.thunks import unthunk
+from .helpers import (  # noqa: F401  (generated code reaches every helper through this module)
+    TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero_tree, items,
+    iterate, keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript,
+    unary, unpack, vararg_tangents, zero, _all_zero,
+)
+from ..backend.pipeline import EAGER, compile
+from ..rules import _util, linalg
+from ..runtime import CalleeDerivative
+from ..values import add_tangents, as_tangent, drop_last, part, unthunk
+from .compile import general_jvp
+from .gradient import unit_seed
 
 _LIST_MUTATORS = {"append", "extend", "insert", "pop", "reverse", "clear"}
 
@@ -54,12 +62,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     """``fn(*args, **kwargs)`` and its tangent, given the arguments' tangents."""
     if getattr(fn, "__adsrc_jvp__", False):
         return fn(tangents, ktangents, *args, **kwargs)
-    from ..runtime import adjoint_of
-
-    if isinstance(fn, adjoint_of):
-        from ..backend.pipeline import get_adjoint
-
-        return _transformed(get_adjoint(fn.func, fn.wrt, True).function, tangents, ktangents, args, kwargs)
+    if isinstance(fn, CalleeDerivative) and not fn.mode.forward:
+        return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
@@ -80,8 +84,6 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
 
 
 def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    from .compile import general_jvp
-
     jvp, failure = general_jvp(fn)
     if jvp is None:
         return _opaque(fn, tangents, ktangents, args, kwargs, failure)
@@ -99,17 +101,17 @@ def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | None = No
 
 def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
     """A procedure (it returns None) given an array or list whose tangent is not zero may have written into it."""
-    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not is_zero(t)
+    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not is_zero_tree(t)
                                  for a, t in zip(args, tangents))
 
 
 def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     ans = fn(*args, **kwargs)
-    if not all(is_zero(t) for t in ktangents.values()):
+    if not all(is_zero_tree(t) for t in ktangents.values()):
         raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
     total = zero
     for i, t in enumerate(tangents):
-        if is_zero(t):
+        if is_zero_tree(t):
             continue
         jvp = rule.jvps[i] if i < len(rule.jvps) else None
         if jvp is None:
@@ -127,7 +129,7 @@ def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     if rule.linear or _all_zero(tangents[1:], ktangents):
         value = vjp(*args, **kwargs)
         dg = tangents[0] if tangents else zero
-        return value, (zero if is_zero(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
+        return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
     value, tangent = _transformed(vjp.__wrapped__, tangents, ktangents, args, kwargs)
     return as_tangent(value), as_tangent(tangent)
 
@@ -152,7 +154,7 @@ def _linear_helper(func: Callable, tangent: Callable) -> Callable:
     def run(tangents, args, kwargs):
         value = func(*args, **kwargs)
         t = tangents[0] if tangents else zero
-        return value, (zero if is_zero(t) else tangent(t, *args[1:], **kwargs))
+        return value, (zero if is_zero_tree(t) else tangent(t, *args[1:], **kwargs))
 
     return run
 
@@ -163,7 +165,7 @@ def _sequence(kind: type, tangent_kind: type) -> Callable:
             return kind(), zero
         value = kind(args[0])
         t = tangents[0] if tangents else zero
-        return value, (zero if is_zero(t) else tangent_kind(items(t, value)))
+        return value, (zero if is_zero_tree(t) else tangent_kind(items(t, value)))
 
     return run
 
@@ -215,7 +217,7 @@ def _in_place(fn: Any) -> Callable | None:
     if label == "at" and owner in (np.add, np.subtract):
         def ufunc_at(tangents, args, kwargs):
             owner.at(*args)
-            if len(tangents) > 2 and not is_zero(tangents[2]):
+            if len(tangents) > 2 and not is_zero_tree(tangents[2]):
                 owner.at(_writable(tangents[0], f"np.{owner.__name__}.at"), args[1], tangents[2])
             return None, zero
         return ufunc_at
@@ -223,9 +225,9 @@ def _in_place(fn: Any) -> Callable | None:
         def put(tangents, args, kwargs):
             fn(*args, **kwargs)
             value_t = tangents[2] if fn is np.put_along_axis else tangents[1]
-            if not (is_zero(tangents[0]) and is_zero(value_t)):
+            if not (is_zero_tree(tangents[0]) and is_zero_tree(value_t)):
                 target = _writable(tangents[0], fn.__name__)
-                value_t = 0.0 if is_zero(value_t) else value_t
+                value_t = 0.0 if is_zero_tree(value_t) else value_t
                 if fn is np.put_along_axis:
                     fn(target, args[1], value_t, *args[3:], **kwargs)
                 else:
@@ -241,10 +243,7 @@ _PURE: set = set()
 def _pure_helpers() -> set:
     """Helpers of the rule modules that compute shapes, axes or flags from their inputs: no tangent."""
     if not _PURE:
-        from ..api.higher import seed_for
-        from ..rules import _util, linalg
-
-        _PURE.update({seed_for, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
+        _PURE.update({unit_seed, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
                       _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes})
     return _PURE
 
@@ -273,16 +272,16 @@ def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *ar
         if prim is not None:
             return call(prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
     bound = getattr(obj, name)
-    if is_zero(dobj) and _all_zero(tangents, ktangents):
+    if is_zero_tree(dobj) and _all_zero(tangents, ktangents):
         return bound(*args, **kwargs), zero
     return call(bound, tangents, ktangents, *args, **kwargs)
 
 
 def _dict_method(obj, dobj, name, tangents, args):
     value = getattr(obj, name)(*args)
-    if is_zero(dobj) and _all_zero(tangents, {}):
+    if is_zero_tree(dobj) and _all_zero(tangents, {}):
         return value, zero
-    dobj = {} if is_zero(dobj) else dobj
+    dobj = {} if is_zero_tree(dobj) else dobj
     if name == "get":
         key = args[0]
         return value, (dobj.get(key, zero) if key in obj else (tangents[1] if len(tangents) > 1 else zero))

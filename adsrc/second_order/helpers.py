@@ -23,25 +23,13 @@ import numpy as np
 
 from ..rules import registry
 from ..frontend.anf import BINARY
-from ..values.containers import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
-from ..values.thunks import zero
+from ..values import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
+from ..values import is_zero_tree, zero
 
 
 _BINARY_BY_NAME = {op.__name__: func for op, func in BINARY.items()}
 
 
-_INERT_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags", "__name__"}
-
-
-def is_zero(t: Any) -> bool:
-    """True for ``zero`` and for containers of nothing but zeros (an empty tangent list too)."""
-    if t is zero or t is None:
-        return True
-    if type(t) in (TangentTuple, TangentList, tuple, list):
-        return all(is_zero(x) for x in t)
-    if type(t) in (TangentDict, dict):
-        return all(is_zero(x) for x in t.values())
-    return False
 
 
 def holds_floats(value: Any) -> bool:
@@ -62,19 +50,19 @@ def holds_floats(value: Any) -> bool:
 
 
 def _all_zero(tangents: tuple, ktangents: dict) -> bool:
-    return all(is_zero(t) for t in tangents) and all(is_zero(t) for t in ktangents.values())
+    return all(is_zero_tree(t) for t in tangents) and all(is_zero_tree(t) for t in ktangents.values())
 
 
 def items(t: Any, like: Any) -> list:
     """The per-item tangents of a sequence ``like`` whose tangent is ``t``."""
-    if is_zero(t):
+    if is_zero_tree(t):
         return [zero] * len(like)
     return list(t)
 
 
 def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
     """The tangent of ``ans = a <op> b`` (a ``gast`` operator name)."""
-    if is_zero(da) and is_zero(db):
+    if is_zero_tree(da) and is_zero_tree(db):
         return zero
     if isinstance(ans, (list, tuple)):  # concatenation or repetition of containers
         kind = TangentList if isinstance(ans, list) else TangentTuple
@@ -93,7 +81,7 @@ def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
 
 
 def unary(op: str, ans: Any, a: Any, da: Any) -> Any:
-    if is_zero(da):
+    if is_zero_tree(da):
         return zero
     return -da if op == "USub" else da
 
@@ -101,7 +89,7 @@ def unary(op: str, ans: Any, a: Any, da: Any) -> Any:
 def _rule_tangent(rule, ans, args, tangents) -> Any:
     total = zero
     for i, t in enumerate(tangents):
-        if is_zero(t):
+        if is_zero_tree(t):
             continue
         if i < len(rule.jvps) and rule.jvps[i] is not None:
             total = add_tangents(total, rule.jvps[i](t, ans, *args))
@@ -112,7 +100,7 @@ def _rule_tangent(rule, ans, args, tangents) -> Any:
 
 def attribute(obj: Any, dobj: Any, name: str, value: Any) -> Any:
     """The tangent of ``obj.name``: through a registered attribute (``.T``), or zero for an inert one."""
-    if is_zero(dobj) or name in _INERT_ATTRIBUTES or not holds_floats(value):
+    if is_zero_tree(dobj) or name in registry.INERT_ATTRIBUTES or not holds_floats(value):
         return zero
     prim = registry.attribute_primitive(name)
     rule = registry.lookup(prim) if prim is not None else None
@@ -130,7 +118,7 @@ def subscript(dobj: Any, index: Any) -> Any:
 
 def iterate(seq: Any, dseq: Any) -> Iterator[tuple[Any, Any]]:
     """``(item, tangent of item)`` for each item of ``seq``."""
-    if is_zero(dseq):
+    if is_zero_tree(dseq):
         for item in seq:
             yield item, zero
         return
@@ -140,7 +128,7 @@ def iterate(seq: Any, dseq: Any) -> Iterator[tuple[Any, Any]]:
 
 def unpack(t: Any, count: int) -> tuple:
     """The tangents of the ``count`` targets of ``a, b, ... = value``."""
-    if is_zero(t):
+    if is_zero_tree(t):
         return (zero,) * count
     out = tuple(t)
     if len(out) != count:
@@ -155,7 +143,7 @@ def star(t: Any, value: Any) -> list:
 
 def keyword_tangents(t: Any, value: dict) -> dict:
     """The tangents of the entries of ``**value``."""
-    return {} if is_zero(t) else {k: t.get(k, zero) for k in value}
+    return {} if is_zero_tree(t) else {k: t.get(k, zero) for k in value}
 
 
 def arg_tangent(tangents: tuple, ktangents: dict, index: int, name: str) -> Any:
@@ -172,7 +160,7 @@ def kwarg_tangents(ktangents: dict, named: tuple) -> TangentDict:
 
 def opaque_value(value: Any, tangents: tuple, what: str) -> Any:
     """Zero for a construct forward mode does not see into, unless a tangent would be lost."""
-    if not holds_floats(value) or all(is_zero(t) for t in tangents):
+    if not holds_floats(value) or all(is_zero_tree(t) for t in tangents):
         return zero
     raise NotImplementedError(f"forward mode through {what}, whose inputs carry a tangent")
 
@@ -204,11 +192,11 @@ def own(t: Any, value: Any) -> Any:
         return t
     owned = _owned.get()
     if isinstance(value, np.ndarray):
-        fresh = np.zeros(value.shape, dtype=np.result_type(value, 1.0)) if is_zero(t) else np.array(t)
+        fresh = np.zeros(value.shape, dtype=np.result_type(value, 1.0)) if is_zero_tree(t) else np.array(t)
     elif isinstance(value, list):
         fresh = TangentList(items(t, value))
     else:
-        fresh = TangentDict({} if is_zero(t) else t)
+        fresh = TangentDict({} if is_zero_tree(t) else t)
     if owned is not None:
         owned[id(value)] = (value, fresh)
     return fresh
@@ -221,14 +209,14 @@ def own_list(t: Any, value: Any) -> Any:
 
 def store(t: Any, value: Any, index: Any, item_tangent: Any, op: str | None = None) -> Any:
     """After ``value[index] = item`` (or ``+=``/``-=``): the tangent of ``value``, updated in place."""
-    if is_zero(t) and is_zero(item_tangent):
+    if is_zero_tree(t) and is_zero_tree(item_tangent):
         return t
     if isinstance(value, np.ndarray) and value.base is not None and not _owned_already(t, value):
         # A view: its tangent would have to be a view of the tangent of the array it shows.
         raise NotImplementedError("forward mode through a write into a view of another array")
     t = own(t, value)
     if op is None:
-        t[index] = 0.0 if is_zero(item_tangent) and isinstance(t, np.ndarray) else item_tangent
-    elif not is_zero(item_tangent):
+        t[index] = 0.0 if is_zero_tree(item_tangent) and isinstance(t, np.ndarray) else item_tangent
+    elif not is_zero_tree(item_tangent):
         t[index] = operator.add(t[index], item_tangent) if op == "Add" else operator.sub(t[index], item_tangent)
     return t

@@ -49,6 +49,7 @@ class Forward(gast.NodeTransformer):
         self.header: list[str] = []
         self.commented: int | None = None
         self.statement: gast.stmt | None = None
+        self.callees: list[tuple[Any, tuple[int, ...]]] = []  # the user functions whose JVPs this one calls
 
     # -- names ------------------------------------------------------------
     def tangent(self, var: str) -> str:
@@ -177,6 +178,7 @@ class Forward(gast.NodeTransformer):
             return [node, assign(self.tangent(target), name(self.rt["zero"]))]
         callee = self.namer.fresh(f"{prim.callee.__name__}_jvp".replace("<lambda>", "lambda"))
         self.header.append(f"{callee} = {self.rt['jvp_of']}({dotted(prim.func)}, wrt={wrt!r})")
+        self.callees.append((prim.callee, wrt))
         node.targets = [gast.Tuple(elts=[store(target), store(self.tangent(target))], ctx=gast.Store())]
         node.value = gast.Call(func=name(callee), args=[clone(a) for a in prim.args] +
                                [self.tangent_of(prim.args[i]) for i in wrt], keywords=[])

@@ -57,6 +57,7 @@ class Reverse:
         self.header: list[str] = []
         self.single_use: set[str] = set()
         self.loop_assigned: list[set[str]] = []
+        self.callees: list[tuple[Any, tuple[int, ...]]] = []  # the user functions whose adjoints this one calls
 
     # -- names ------------------------------------------------------------
     def adj(self, var: str) -> str:
@@ -253,6 +254,7 @@ class Reverse:
         callee = self.namer.fresh(f"{prim.callee.__name__}_adjoint")
         self.header.append(
             f"{callee} = {self.rt['adjoint_of']}({dotted(prim.func)}, wrt={tuple(active)!r}, eager={self.eager})")
+        self.callees.append((prim.callee, tuple(active)))
         stmt.targets = [gast.Tuple(elts=[store(target), store(pullback)], ctx=gast.Store())]
         stmt.value = gast.Call(func=name(callee), args=prim.args, keywords=prim.keywords)
         self.locals.add(pullback)

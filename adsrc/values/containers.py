@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .thunks import unthunk, zero
+from .zero import Deferred, zero
 
 CONTAINERS = (list, tuple, dict)
 
@@ -77,7 +77,8 @@ def to_tangent(tree: Any) -> Any:
 
 def add_tangents(a: Any, b: Any) -> Any:
     """``a + b`` for cotangents that may be containers, with ``zero`` as the identity."""
-    a, b = unthunk(a), unthunk(b)
+    a = a.materialize() if isinstance(a, Deferred) else a
+    b = b.materialize() if isinstance(b, Deferred) else b
     if a is zero:
         return b
     if b is zero:

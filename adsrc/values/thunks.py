@@ -1,4 +1,4 @@
-"""Lazy gradient contributions: Thunk, AccThunk and the zero tangent.
+"""Lazy gradient contributions: Thunk and AccThunk, and where they materialize.
 
 A rule's contribution to an input's gradient is a :class:`Thunk`: the rule
 function and its arguments, held as data rather than as a closure, so that it
@@ -32,60 +32,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ..config import config
+from .containers import add_tangents
+from .zero import Deferred, ZeroTangent, zero
 
 __all__ = ["ZeroTangent", "zero", "Thunk", "AccThunk", "unthunk", "accumulate", "depth"]
 
 
-class ZeroTangent:
-    """The gradient of something that received no contribution: an exact, free zero.
-
-    It absorbs arithmetic (``zero + g is g``, ``zero * g is zero``) so that
-    eager adjoint code can use plain operators. NumPy defers to it
-    (``__array_ufunc__ = None``), so ``array + zero`` returns the array itself.
-    """
-
-    __slots__ = ()
-    __array_ufunc__ = None
-    _instance: "ZeroTangent | None" = None
-
-    def __new__(cls) -> "ZeroTangent":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "zero"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self):
-        return (ZeroTangent, ())
-
-    def __add__(self, other: Any) -> Any:
-        return other
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Any:
-        return zero if other is zero else -other
-
-    def __rsub__(self, other: Any) -> Any:
-        return other
-
-    def __mul__(self, other: Any) -> "ZeroTangent":
-        return self
-
-    __rmul__ = __truediv__ = __matmul__ = __rmatmul__ = __mul__
-
-    def __neg__(self) -> "ZeroTangent":
-        return self
-
-
-zero = ZeroTangent()
-
-
-class Thunk(functools.partial):
+class Thunk(functools.partial, Deferred):
     """A deferred contribution ``fn(*args, **kwargs)``.
 
     By convention ``args[0]`` is the incoming cotangent; a thunk whose
@@ -138,7 +91,7 @@ def _nbytes(value: Any) -> int:
     return value.nbytes if isinstance(value, np.ndarray) else 8
 
 
-class AccThunk:
+class AccThunk(Deferred):
     """A flat list of pending contributions to one variable, plus an owned buffer.
 
     ``pending`` holds Thunks and already materialized values; ``buffer`` holds
@@ -213,8 +166,6 @@ class AccThunk:
             return
         buffer = self.buffer
         if isinstance(value, _CONTAINER_BASES) or isinstance(buffer, _CONTAINER_BASES):
-            from .containers import add_tangents
-
             self.buffer = value if buffer is None else add_tangents(buffer, value)
             return
         if buffer is None:
@@ -311,8 +262,6 @@ def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
         total.add(contribution)
         return total
     if isinstance(contribution, _CONTAINER_BASES) or isinstance(total, _CONTAINER_BASES):
-        from .containers import add_tangents
-
         return add_tangents(total, contribution)
     if kind is not Thunk and kind is not AccThunk and kind_total is not Thunk:
         return total + contribution  # two values: a new sum, never written in place

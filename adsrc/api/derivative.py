@@ -1,0 +1,65 @@
+"""``Derivative``: what ``grad`` and ``value_and_grad`` return.
+
+A Derivative is a callable that computes a gradient, and knows what it is
+the gradient of: the function (``of``), the positions (``wrt``), whether it
+returns the value too, and its order. Every entry point that takes a
+function (``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``hessian``,
+``adjoint_source``, the CLI) asks a Derivative what it is, so that a second
+derivative goes forward over reverse, and what cannot be done is refused
+with an error that names the user's function and where it is defined.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ..errors import InvalidArgument
+from .arguments import where
+
+MAX_ORDER = 2
+
+
+class Derivative:
+    """A derivative of a user's function, callable with that function's arguments.
+
+    ``of`` is the function differentiated (itself a Derivative for a second
+    derivative), ``root`` the user's original function, ``wrt`` the parameter
+    positions, ``many`` whether gradients come as a tuple, ``with_value``
+    whether the value comes first (value_and_grad), ``order`` 1 or 2.
+    """
+
+    def __init__(self, of: Callable, wrt: tuple[int, ...], many: bool, with_value: bool,
+                 eager: bool | None, run: Callable[..., Any]):
+        functools.update_wrapper(self, of)
+        self.of = of
+        self.root: Callable = of.root if isinstance(of, Derivative) else of
+        self.order = of.order + 1 if isinstance(of, Derivative) else 1
+        self.wrt = wrt
+        self.many = many
+        self.with_value = with_value
+        self.eager = eager
+        self._run = run
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(*args, **kwargs)
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of the user's function."""
+        return where(self.root)
+
+    def describe(self) -> str:
+        kind = "value_and_grad" if self.with_value else "grad"
+        inner = self.of.describe() if isinstance(self.of, Derivative) else self.of.__name__
+        return f"{kind}({inner})"
+
+    def refuse(self, what: str, remedy: str) -> InvalidArgument:
+        """The error for something adsrc cannot do with this derivative, naming the user's function."""
+        return InvalidArgument(f"{what} of {self.describe()} ({self.where}): {remedy}")
+
+    def __repr__(self) -> str:
+        return f"<adsrc {self.describe()}, wrt={self.wrt if self.many else self.wrt[0]!r}>"
+
+
+def derivative_order(func: Callable) -> int:
+    return func.order if isinstance(func, Derivative) else 0

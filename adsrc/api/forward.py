@@ -1,0 +1,96 @@
+"""Forward mode: ``jvp`` and ``jvp_source``, and the jvp of a gradient (forward over reverse).
+
+``jvp(f, primals, tangents)`` runs the JVP the pipeline generates for ``f``
+(readable, ``adsrc dump --mode forward``). The jvp of a first derivative
+(``jvp(grad(f), ...)``) runs the *eager* adjoint of ``f`` through the
+second-order pass (adsrc.second_order), which transforms the adjoint, its
+pullback and the vjp rules they call: second derivatives never see a thunk.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..backend.pipeline import EAGER, FORWARD, compile
+from ..errors import InvalidArgument
+from ..second_order.dispatch import call, ownership
+from ..second_order.gradient import gradient_function
+from ..values import is_zero, to_tangent, zero
+from .arguments import Wrt, bind, finish, positions
+from .derivative import MAX_ORDER, Derivative
+
+
+def _float_like(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_float_like(v) for v in value)
+    if isinstance(value, dict):
+        return any(_float_like(v) for v in value.values())
+    return np.issubdtype(np.result_type(value), np.inexact) if not isinstance(value, bool) else False
+
+
+def _check_pairs(primals: Any, tangents: Any) -> tuple[tuple, tuple]:
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise InvalidArgument("jvp(f, primals, tangents): primals and tangents must be tuples")
+    if len(primals) != len(tangents):
+        raise InvalidArgument(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    for p, t in zip(primals, tangents):
+        if not is_zero(t) and np.shape(p) != np.shape(t) and not isinstance(p, (list, tuple, dict)):
+            raise InvalidArgument(f"jvp: a tangent of shape {np.shape(t)} for a primal of shape {np.shape(p)}")
+    return tuple(primals), tuple(tangents)
+
+
+def jvp(func: Callable, primals: Any, tangents: Any) -> tuple[Any, Any]:
+    """``(func(*primals), J @ tangents)``: the value and the directional derivative, in forward mode.
+
+    ``primals`` and ``tangents`` are tuples of the same structure (a tangent
+    may be None for an argument that is held fixed). The tangent output has
+    the structure, shapes and dtypes of the value. ``func`` may be a gradient
+    made by ``grad`` or ``value_and_grad``: that is forward over reverse.
+
+    >>> import numpy as np, adsrc
+    >>> def f(x):
+    ...     return np.sin(x) * 2.0
+    >>> value, tangent = adsrc.jvp(f, (0.0,), (1.0,))
+    >>> float(value), float(tangent)
+    (0.0, 2.0)
+    """
+    primals, tangents = _check_pairs(primals, tangents)
+    if isinstance(func, Derivative):
+        return _derivative_jvp(func, primals, tangents)
+    values = bind(func, primals, {})
+    wrt = tuple(i for i, (p, t) in enumerate(zip(primals, tangents)) if not is_zero(t) and _float_like(p))
+    compiled = compile(func, wrt, FORWARD)
+    value, tangent = compiled.function(*values, *(to_tangent(tangents[i]) for i in wrt))
+    return value, finish(tangent, value, primals + tangents)
+
+
+def jvp_source(func: Callable, wrt: Wrt = 0) -> str:
+    """The generated forward-mode (JVP) module's source, as ``adsrc dump --mode forward`` prints it."""
+    if isinstance(func, Derivative):
+        raise func.refuse("jvp_source", "second derivatives run the second-order pass over the eager adjoint "
+                                        "of the function, compiled at call time; print adjoint_source(f, "
+                                        "eager=True) to see the code it transforms")
+    wrt_positions, _ = positions(func, wrt)
+    return compile(func, wrt_positions, FORWARD).source
+
+
+def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    """jvp of a function made by grad/value_and_grad: forward mode over its eager adjoint."""
+    if derivative.order >= MAX_ORDER:
+        raise derivative.refuse("jvp", f"adsrc differentiates up to order {MAX_ORDER}, and this is already a "
+                                       f"second derivative")
+    func = derivative.root
+    values = bind(func, primals, {})
+    ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents) + (zero,) * (len(values) - len(tangents))
+    adjoint = compile(func, derivative.wrt, EAGER).function
+    with ownership():
+        (value, grads), (dvalue, dgrads) = call(gradient_function, (zero, *ts), {}, adjoint, *values)
+    dgrads = (zero,) * len(derivative.wrt) if dgrads is zero else dgrads
+    avoid = tuple(values) + tuple(tangents)
+    g = tuple(finish(grads[k], values[i], avoid) for k, i in enumerate(derivative.wrt))
+    dg = tuple(finish(dgrads[k], values[i], avoid) for k, i in enumerate(derivative.wrt))
+    g, dg = (g, dg) if derivative.many else (g[0], dg[0])
+    if derivative.with_value:
+        return (value, g), (finish(dvalue, value, avoid), dg)
+    return g, dg

@@ -1,0 +1,65 @@
+"""The compile cache: compiled code per code object and options, never stale, never unbounded.
+
+An entry is kept per (code object, options), weakly keyed on the code
+object: when a function's code is garbage collected (a notebook cell run
+again, a module reloaded), its entries go with it. An entry is reused only
+while ``entry.current(func, closure)`` holds, which checks every outside
+value the function read at compile time (globals, closure cells, module
+attributes, defaults) by identity. A few entries are kept per key, so that
+closures that share one code object but close over different values (the
+functions a factory returns) do not recompile in turn.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable
+
+from ..frontend.parse import closure_values
+
+ENTRIES_PER_KEY = 4
+
+
+class CompileCache:
+    """Thread-safe; ``get`` compiles with ``build()`` on a miss."""
+
+    def __init__(self) -> None:
+        self._entries: "weakref.WeakKeyDictionary[Any, dict[tuple, list]]" = weakref.WeakKeyDictionary()
+        self._lock = threading.RLock()
+
+    def get(self, func: Callable, options: tuple, build: Callable[[], Any]) -> Any:
+        code = getattr(func, "__code__", None)
+        if code is None:
+            return build()
+        closure = closure_values(func) if getattr(func, "__closure__", None) else {}
+        entry = self._current(code, options, func, closure)
+        if entry is not None:
+            return entry
+        with self._lock:
+            entry = self._current(code, options, func, closure)  # another thread may have compiled it meanwhile
+            if entry is None:
+                entry = build()
+                kept = self._entries.setdefault(code, {}).setdefault(options, [])
+                kept.insert(0, entry)
+                del kept[ENTRIES_PER_KEY:]
+        return entry
+
+    def _current(self, code: Any, options: tuple, func: Callable, closure: dict) -> Any:
+        for entry in self._entries.get(code, {}).get(options, ()):
+            if entry.current(func, closure):
+                return entry
+        return None
+
+    def entries(self, func: Callable) -> list:
+        """The compiled entries kept for ``func``'s code, all options (for tests and debugging)."""
+        by_options = self._entries.get(getattr(func, "__code__", None), {}) if hasattr(func, "__code__") else {}
+        return [entry for kept in by_options.values() for entry in kept]
+
+    def forget(self, func: Callable) -> None:
+        with self._lock:
+            self._entries.pop(getattr(func, "__code__", None), None)
+
+    def clear(self) -> None:
+        """Forget everything: after a rule is registered or replaced, every adjoint is compiled anew."""
+        with self._lock:
+            self._entries.clear()
