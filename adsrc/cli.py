@@ -69,6 +69,10 @@ def load_function(target: str) -> tuple[Callable, ModuleType]:
     func = getattr(module, func_name, None)
     if func is None:
         raise UsageError(f"{path} has no function named {func_name!r}")
+    from .api.derivative import Derivative
+
+    if isinstance(func, Derivative):  # grad(f) defined in the file: differentiated as it is, not unwrapped
+        return func, module
     return getattr(func, "__wrapped__", func), module
 
 
@@ -158,7 +162,14 @@ def split_sweeps(source: str) -> tuple[str, str]:
 def run_dump(args: argparse.Namespace) -> int:
     from .api.gradients import adjoint_source
 
+    from .api.derivative import Derivative
+
     func, _ = load_function(args.target)
+    if isinstance(func, Derivative):
+        path = args.target.rpartition(":")[0]
+        raise UsageError(f"{args.target} is {func.describe()}, a derivative, whose code is generated at call time; "
+                         f"dump the function itself: adsrc dump {path}:{func.root.__name__} --eager shows the "
+                         f"adjoint that second order differentiates")
     wrt = parse_wrt(args.wrt)
     if args.mode == "forward":
         if args.eager or not args.optimize or args.forward_sweep_only or args.backward_sweep_only:
@@ -185,11 +196,14 @@ def run_grad(args: argparse.Namespace) -> int:
     from .api.gradients import adjoint_source, value_and_grad
     from .config import resolve_eager
 
+    from .api.derivative import Derivative
+
     func, module = load_function(args.target)
-    positions, _ = wrt_positions(func, parse_wrt(args.wrt))
+    plain = not isinstance(func, Derivative)
+    positions, _ = wrt_positions(func if plain else func.root, parse_wrt(args.wrt))
     eager = True if args.eager else None
-    # Compile first, so that an adsrc bug is told apart from an error in the user's code.
-    _compiling(lambda: adjoint_source(func, positions, eager=resolve_eager(eager)))
+    if plain:  # compile first, so that an adsrc bug is told apart from an error in the user's code
+        _compiling(lambda: adjoint_source(func, positions, eager=resolve_eager(eager)))
     namespace = dict(vars(module))
     namespace.setdefault("np", np)
     call_args, call_kwargs = parse_call_args(args.args, namespace)
@@ -201,10 +215,11 @@ def run_grad(args: argparse.Namespace) -> int:
         notes = "; ".join(" ".join(n.split()) for n in getattr(error, "__notes__", []))
         where = f" ({notes})" if notes else ""
         raise UsageError(f"evaluating the gradient of {func.__name__} raised {_describe(error)}{where}") from error
-    names = list(inspect.signature(func).parameters)
+    names = list(inspect.signature(func if plain else func.root).parameters)
     _show("value", value)
+    label = func.__name__ if plain else f"[{func.describe()}]"
     for i, g in zip(positions, grads):
-        _show(f"d{func.__name__}/d{names[i]}", g)
+        _show(f"d{label}/d{names[i]}", g)
     return 0
 
 

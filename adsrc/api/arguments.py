@@ -57,19 +57,22 @@ _signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDicti
 
 def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
     """The signature, the parameter names, and whether plain positional calls need no binding."""
+    defaults = (getattr(func, "__defaults__", None), getattr(func, "__kwdefaults__", None))
     try:
-        return _signatures[func]
+        entry = _signatures[func]
+        if entry[3][0] is defaults[0] and entry[3][1] is defaults[1]:  # f.__defaults__ = ... makes a new one
+            return entry[:3]
     except (KeyError, TypeError):
         pass
     signature = inspect.signature(func, follow_wrapped=False)
     params = list(signature.parameters.values())
     simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
-    entry = (signature, [p.name for p in params], simple)
+    entry = (signature, [p.name for p in params], simple, defaults)
     try:
         _signatures[func] = entry
     except TypeError:
         pass
-    return entry
+    return entry[:3]
 
 
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:

@@ -12,12 +12,13 @@ import ast
 import itertools
 import re
 import linecache
+import weakref
 from typing import Any
 
 import gast
 
 _serial = itertools.count(1)
-# Generated file name -> {generated line: "file:line: original statement"}.
+# Generated file name -> {generated line: "file:line: original statement"}, while its function lives.
 _origins: dict[str, dict[int, str]] = {}
 _LINE_COMMENT = re.compile(r"^\s*# line (\d+): (.*)$")
 
@@ -41,7 +42,15 @@ def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
     _origins[filename] = _line_map(source, original_file)
     code = compile(source, filename, "exec")
     exec(code, namespace)
-    return namespace[function_name]
+    function = namespace[function_name]
+    # The line map and the source go with the function: a cache that drops it frees them too.
+    weakref.finalize(function, _forget, filename)
+    return function
+
+
+def _forget(filename: str) -> None:
+    _origins.pop(filename, None)
+    linecache.cache.pop(filename, None)
 
 
 def _line_map(source: str, original_file: str) -> dict[int, str]:

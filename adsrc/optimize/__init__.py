@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..ir.build import is_comment
+from ..transforms.accumulation import Accumulation
 from . import constfold, deadcode, propagate, tape, unthunks, zeros
 
 PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)
@@ -20,13 +21,16 @@ PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)
 
 @dataclass
 class Context:
-    """What the passes need to know about the generated module's names."""
+    """What the passes need to know about the generated module.
 
-    zero: str
-    accumulate: str
-    unthunk: str
+    ``accumulation`` recognizes the accumulation statements the reverse pass
+    emitted; ``tape`` is the tape's name (None once removed); ``part`` and
+    ``drop_last`` name the container helpers; ``pure_calls`` are calls with
+    no effect, which dead-code elimination may drop.
+    """
+
+    accumulation: Accumulation
     tape: str | None
-    thunk: str = "Thunk"
     part: str = "part"
     drop_last: str = "drop_last"
     pure_calls: set[str] = field(default_factory=set)

@@ -17,6 +17,7 @@ def _call_name(node: gast.AST) -> str | None:
 
 
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
+    acc = context.accumulation
     assignments: list[tuple[list[str], gast.expr]] = []
     for node in gast.walk(pullback):
         if isinstance(node, gast.Assign):
@@ -33,10 +34,10 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
                 continue
             name = _call_name(value)
             thunky = False
-            if name == context.unthunk:
+            if acc.is_materialization(value):
                 thunky = False
-            elif name == context.accumulate:
-                thunky = any(_call_name(a) == context.thunk or (isinstance(a, gast.Name) and a.id in maybe)
+            elif acc.is_lazy_add(value):
+                thunky = any(acc.is_deferred(a) or (isinstance(a, gast.Name) and a.id in maybe)
                              for a in value.args[:2])
             elif isinstance(value, gast.Name):
                 thunky = value.id in maybe
@@ -52,7 +53,7 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
         keep = []
         for stmt in block:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) \
-                    and _call_name(stmt.value) == context.unthunk and stmt.targets[0].id not in maybe \
+                    and acc.is_materialization(stmt.value) and stmt.targets[0].id not in maybe \
                     and isinstance(stmt.value.args[0], gast.Name) and stmt.value.args[0].id not in maybe:
                 if stmt.targets[0].id == stmt.value.args[0].id:
                     removed = True

@@ -14,39 +14,30 @@ from .dataflow import stores
 
 class _Zeros:
     def __init__(self, context):
-        self.context = context
+        self.acc = context.accumulation
         self.changed = False
 
-    def is_zero(self, node: gast.AST, known: set[str]) -> bool:
-        return isinstance(node, gast.Name) and (node.id == self.context.zero or node.id in known)
-
-    def is_thunk(self, node: gast.AST) -> bool:
-        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-            and node.func.id == self.context.thunk
+    def known_zero(self, node: gast.AST, known: set[str]) -> bool:
+        return self.acc.is_zero(node) or (isinstance(node, gast.Name) and node.id in known)
 
     def block(self, stmts: list[gast.stmt], known: set[str]) -> set[str]:
         out = []
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
                 target, value = stmt.targets[0].id, stmt.value
-                adds = None
-                if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) \
-                        and value.func.id == self.context.accumulate and len(value.args) >= 2:
-                    adds = value.args[:2]
-                elif isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
-                    adds = [value.left, value.right]
-                if adds and self.is_zero(adds[0], known) and isinstance(value, gast.Call) \
-                        and not self.is_thunk(adds[1]):
+                adds = self.acc.added(value)
+                if adds and self.known_zero(adds[0], known) and self.acc.is_lazy_add(value) \
+                        and not self.acc.is_deferred(adds[1]):
                     stmt.value = adds[1]  # accumulate(zero, c) is c unless c is to be deferred
                     self.changed = True
                 elif adds and isinstance(adds[0], gast.Name) and adds[0].id == target:
-                    if self.is_zero(adds[1], known):
+                    if self.known_zero(adds[1], known):
                         self.changed = True
                         continue
                     if isinstance(value, gast.BinOp) and adds[0].id in known:
                         stmt.value = adds[1]
                         self.changed = True
-                if isinstance(stmt.value, gast.Name) and stmt.value.id == self.context.zero:
+                if self.acc.is_zero(stmt.value):
                     known = known | {target}
                 else:
                     known = known - {target}

@@ -37,6 +37,7 @@ from ..ir import annotations as anno
 from ..ir.build import (arguments, assign, call, clone, comment, const, dotted, is_comment, line_comment,
                         merge_comments, name, names_tuple, store)
 from ..ir.naming import Namer
+from .accumulation import Accumulation
 from ..frontend.parse import Parsed
 
 
@@ -49,6 +50,7 @@ class Reverse:
         self.eager = eager
         self.wrt = wrt
         self.rt = runtime  # runtime helper -> its name in the generated module
+        self.acc = Accumulation(runtime, eager)
         self.locals = locals_
         self.adjoints: dict[str, str] = {}
         self.tape: str | None = None
@@ -110,13 +112,7 @@ class Reverse:
         d = self.adj(var)
         if var in self.single_use:
             return assign(d, contribution)
-        if self.eager:
-            value = gast.BinOp(left=name(d), op=gast.Add(), right=contribution)
-        else:
-            value = call(self.rt["accumulate"], name(d), contribution)
-            if isinstance(contribution, gast.Call) and getattr(contribution.func, "id", None) == self.rt["Thunk"]:
-                value.args.append(const(self.origin))
-        return assign(d, value)
+        return self.acc.add(d, contribution, self.origin)
 
     @staticmethod
     def reads(vjp, position: int) -> bool:
@@ -133,7 +129,7 @@ class Reverse:
         keywords = [gast.keyword(arg=k.arg, value=clone(k.value)) for k in prim.keywords]
         if not lazy:
             return gast.Call(func=name(vjp), args=args, keywords=keywords)
-        return gast.Call(func=name(self.rt["Thunk"]), args=[name(vjp)] + args, keywords=keywords)
+        return self.acc.deferred(vjp, args, keywords)
 
     def materialized(self, var: str) -> bool:
         """True where the adjoint of ``var`` is never a thunk when its definition is reached."""
@@ -201,7 +197,7 @@ class Reverse:
         active = [i for i, a in enumerate(prim.args) if isinstance(a, gast.Name) and self.act.active(a.id)]
         body: list[gast.stmt] = []
         if prim.kind != "copy" and not self.materialized(target):
-            body.append(assign(self.adj(target), call(self.rt["unthunk"], name(self.adj(target)))))
+            body.append(assign(self.adj(target), self.acc.materialized(name(self.adj(target)))))
         emit = {"copy": self.copy_block, "pack": self.pack_block, "append": self.append_block,
                 "rule": self.rule_block, "call": self.call_block}[prim.kind]
         needed = emit(stmt, target, prim, active, body)
@@ -213,7 +209,7 @@ class Reverse:
         source = prim.args[0].id
         dvalue = name(self.adj(target))
         if source in self.single_use and not self.materialized(target):
-            dvalue = call(self.rt["unthunk"], dvalue)
+            dvalue = self.acc.materialized(dvalue)
         body.append(self.accumulate(source, dvalue))
         return []
 
@@ -269,7 +265,7 @@ class Reverse:
                 arg = prim.args[i].id
                 value = name(part)
                 if arg in self.single_use and not self.eager:
-                    value = call(self.rt["unthunk"], value)
+                    value = self.acc.materialized(value)
                 body.append(self.accumulate(arg, value))
         return [pullback]
 
