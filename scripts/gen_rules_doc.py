@@ -77,9 +77,14 @@ their results are treated as constants.
 
 An elementwise function of one argument can be registered by its derivative
 alone, which serves both modes: `adsrc.rules.registry.defderivative(f, lambda ans,
-x: ...)` (its vjp is `g * d(ans, x)`, its tangent rule `t * d(ans, x)`). Other
-rules get their forward-mode (tangent) rule from `adsrc.rules.registry.defjvp`;
-forward mode and second derivatives need it (see higher-order.md).
+x: ...)` (its vjp is `g * d(ans, x)`, its tangent rule `t * d(ans, x)`). A
+linear or multilinear function (a layout change, a product, a contraction) can
+be registered by its vjps alone with `adsrc.rules.registry.deflinear(f, *vjps)`,
+which takes the same `fuse=`/`add_into=` forms as `defvjp`: the tangent rule of
+each differentiable argument is `f` itself with the tangent in that argument's
+place. Other rules get their forward-mode (tangent) rule from
+`adsrc.rules.registry.defjvp`; forward mode and second derivatives need it (see
+higher-order.md).
 
 A rule may also declare a batched `fuse` form or an in-place `add_into` form,
 used when many contributions to one variable are materialized together; see

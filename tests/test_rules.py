@@ -251,13 +251,17 @@ def _differentiable(table):
     return {name: prim for name, prim in table.items() if registry.lookup(prim) is not None}
 
 
-METHODS = _differentiable(getattr(registry, "_methods", {}))
-ATTRIBUTES = _differentiable(getattr(registry, "_attributes", {}))
+# Read directly: if the registry's tables are renamed, this fails loudly instead of
+# generating no method or attribute cases at all.
+METHODS = _differentiable(registry._methods)
+ATTRIBUTES = _differentiable(registry._attributes)
+METHOD_CASES = [pytest.param(n, i, id=f"{n}[{i}]") for n in METHODS for i in range(len(METHOD_SAMPLES.get(n, [])))]
+ATTRIBUTE_CASES = [
+    pytest.param(n, i, id=f"{n}[{i}]") for n in ATTRIBUTES for i in range(len(ATTRIBUTE_SAMPLES.get(n, [])))
+]
 
 
-@pytest.mark.parametrize(
-    "name,i", [pytest.param(n, i, id=f"{n}[{i}]") for n in METHODS for i in range(len(METHOD_SAMPLES.get(n, [])))]
-)
+@pytest.mark.parametrize("name,i", METHOD_CASES)
 def test_method_matches_finite_differences(name, i):
     rule = registry.lookup(METHODS[name])
     case = METHOD_SAMPLES[name][i]
@@ -265,9 +269,7 @@ def test_method_matches_finite_differences(name, i):
     check_float32(_method_call(name), rule.vjps, case, seed_of(name + str(i)), f"x.{name}[{i}]")
 
 
-@pytest.mark.parametrize(
-    "name,i", [pytest.param(n, i, id=f"{n}[{i}]") for n in ATTRIBUTES for i in range(len(ATTRIBUTE_SAMPLES.get(n, [])))]
-)
+@pytest.mark.parametrize("name,i", ATTRIBUTE_CASES)
 def test_attribute_matches_finite_differences(name, i):
     rule = registry.lookup(ATTRIBUTES[name])
     attribute = lambda obj: getattr(obj, name)  # noqa: E731
@@ -295,6 +297,16 @@ def test_every_method_and_attribute_has_samples():
                  "flatten", "copy", "clip", "astype", "squeeze", "cumsum"):
         assert name in METHODS, f"x.{name}() has no rule"
     assert "T" in ATTRIBUTES
+
+
+def test_enough_generated_cases():
+    # The parametrized tests above are generated from the tables; an empty table
+    # (a renamed key, a lookup that finds nothing) would quietly give no tests.
+    assert len(registry._methods) >= 20 and len(METHODS) >= 20, sorted(METHODS)
+    assert len(METHOD_CASES) >= 40, f"only {len(METHOD_CASES)} method cases"
+    assert len(ATTRIBUTES) >= 3 and len(ATTRIBUTE_CASES) >= 3, f"only {len(ATTRIBUTE_CASES)} attribute cases"
+    assert len(RULE_CASES) >= 500 and len(FLOAT32_CASES) >= 400, (len(RULE_CASES), len(FLOAT32_CASES))
+    assert len(FUSED) >= 10 and len(ADD_INTO) >= 1, (FUSED, ADD_INTO)
 
 
 def test_rule_count():

@@ -154,32 +154,31 @@ def _cotangent_like(value, data):
 
 def test_no_vjp_writes_into_its_arguments_or_cotangent():
     data = np.random.default_rng(7)
-    problems, count = [], 0
+    problems, count, called = [], 0, set()
     for rule in builtin.builtin_rules():
         for case in SAMPLES.get(rule.qualname, [])[:2]:
             args, kwargs = case.draw(data)
             args, kwargs = _freeze(args), _freeze(kwargs)
-            try:
-                ans = rule.func(*args, **kwargs)
-            except Exception:  # a sample for another NumPy version
-                continue
-            ans = _freeze(ans)
+            ans = _freeze(rule.func(*args, **kwargs))  # test_rules runs every sample too: none may raise
             g = _cotangent_like(ans, data)
             before = _fingerprints((args, ans, g))
             for i, vjp in enumerate(rule.vjps):
-                if vjp is None:
+                if vjp is None or i >= len(args):  # no vjp, or an argument this sample does not pass
                     continue
                 count += 1
+                called.add(rule.qualname)
                 try:
                     vjp(g, ans, *args, **kwargs)
                 except ValueError as error:
-                    if "read-only" in str(error):
-                        problems.append(f"{rule.qualname} d{i}: writes into an argument ({error})")
-                except Exception:
-                    pass  # not this test's business (test_rules checks values)
+                    if "read-only" not in str(error):
+                        raise
+                    problems.append(f"{rule.qualname} d{i}: writes into an argument ({error})")
                 if _fingerprints((args, ans, g)) != before:
                     problems.append(f"{rule.qualname} d{i}: changed its arguments")
     assert count > 150
+    never = sorted(rule.qualname for rule in builtin.builtin_rules()
+                   if rule.qualname in SAMPLES and any(v is not None for v in rule.vjps) and rule.qualname not in called)
+    assert not never, f"rules none of whose vjps was called: {never}"
     assert not problems, "\n".join(problems)
 
 
@@ -195,7 +194,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
         positions = wrt if isinstance(wrt, tuple) else (wrt,)
         expected[f] = [numerical_grad(f, args, i) for i in positions]
     for f, _, _ in jobs:
-        adsrc.backend.pipeline._cache.forget(f)  # a cold cache: the threads compile concurrently
+        adsrc.backend.pipeline.cache.forget(f)  # a cold cache: the threads compile concurrently
     barrier = threading.Barrier(8)
     failures, modes = [], []
 
@@ -225,7 +224,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
         t.join(timeout=120)
     assert not failures, "\n".join(failures)
     assert all(modes) and len(modes) == 8 * 15
-    assert len(adsrc.backend.pipeline._cache.entries(thread_shared)) == 2  # one lazy and one eager adjoint, shared
+    assert len(adsrc.backend.pipeline.cache.entries(thread_shared)) == 2  # one lazy and one eager adjoint, shared
 
 
 # -- scale -------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from .registry import rules as _all_rules
 from . import builtins, decompositions, elementwise, indexing, joins, linalg, norms, pymath, reductions, shape, nondiff
-from . import linalg_jvp, reductions_jvp  # noqa: F401,E402  (tangent rules of the larger families)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 

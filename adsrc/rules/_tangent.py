@@ -3,7 +3,8 @@
 Most primitives are *multilinear*: linear in each differentiable argument when
 the others are held fixed (reshape, sum, getitem, multiply, matmul, einsum,
 concatenate...). Their jvp is the primitive itself applied to the tangent in
-place of that argument, which :func:`linear` builds. Tangents of containers
+place of that argument, which :func:`multilinear` builds (and
+``registry.deflinear`` registers along with the vjps). Tangents of containers
 (the list argument of concatenate) may hold ``zero`` where an element has no
 tangent; :func:`dense` turns those into zero arrays first, since NumPy cannot
 concatenate a symbolic zero.
@@ -28,7 +29,7 @@ def dense(t: Any, like: Any) -> Any:
     return t
 
 
-def linear(func: Callable, index: int = 0, **fixed: Any) -> Callable:
+def multilinear(func: Callable, index: int = 0, **fixed: Any) -> Callable:
     """The jvp of argument ``index`` of a multilinear ``func``: ``func`` with the tangent in its place.
 
     ``fixed`` overrides keyword arguments whose value would make ``func``
@@ -40,13 +41,13 @@ def linear(func: Callable, index: int = 0, **fixed: Any) -> Callable:
         args[index] = dense(t, args[index])
         return func(*args, **{**kwargs, **fixed} if fixed else kwargs)
 
-    jvp.__name__ = f"{getattr(func, '__name__', 'f')}_linear_{index}"
+    jvp.__name__ = f"{getattr(func, '__name__', 'f')}_multilinear_{index}"
     return jvp
 
 
-def linear_all(func: Callable, count: int, **fixed: Any) -> list[Callable]:
-    """``linear(func, i)`` for each of the first ``count`` arguments."""
-    return [linear(func, i, **fixed) for i in range(count)]
+def multilinear_all(func: Callable, count: int, **fixed: Any) -> list[Callable]:
+    """``multilinear(func, i)`` for each of the first ``count`` arguments."""
+    return [multilinear(func, i, **fixed) for i in range(count)]
 
 
 def without(kwargs: dict, *names: str) -> dict:

@@ -79,17 +79,17 @@ def _extremum_jvp(k):
     return jvp
 
 
-defjvp(builtins.abs, lambda t, ans, x: t * np.sign(x), linear=True)
-defjvp(builtins.float, lambda t, ans, x: float(t) if np.ndim(t) == 0 else t, linear=True)
+defjvp(builtins.abs, lambda t, ans, x: t * np.sign(x), piecewise_linear=True)
+defjvp(builtins.float, lambda t, ans, x: float(t) if np.ndim(t) == 0 else t, piecewise_linear=True)
 defjvp(
     builtins.pow,
     lambda t, ans, base, exp, mod=None: t * exp * base ** (exp - 1),
     lambda t, ans, base, exp, mod=None: t * ans * np.log(replace_zero(base, 1.0)),
 )
 defjvp(builtins.sum, lambda t, ans, iterable, start=0: builtins.sum(dense(t, iterable)),
-       lambda t, ans, iterable, start=0: t, linear=True)
-defjvp(builtins.max, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), linear=True)
-defjvp(builtins.min, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), linear=True)
+       lambda t, ans, iterable, start=0: t, piecewise_linear=True)
+defjvp(builtins.max, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), piecewise_linear=True)
+defjvp(builtins.min, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), piecewise_linear=True)
 note("of up to 8 values, or of one sequence; tied winners share g evenly", lookup(builtins.max), lookup(builtins.min))
 note("of a list (a list of gradients) or of an array (over its first axis)", lookup(builtins.sum))
 note("identity; the gradient keeps the argument's dtype", lookup(builtins.float))

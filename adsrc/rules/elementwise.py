@@ -16,8 +16,7 @@ import math
 
 import numpy as np
 
-from .registry import defderivative, defjvp, defmethod, defvjp, lookup
-from ._tangent import linear
+from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup
 from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
 
 _LN2 = math.log(2.0)
@@ -28,8 +27,8 @@ _RAD = math.pi / 180.0
 # Arithmetic.
 defvjp(np.add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
 defvjp(np.subtract, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g, y))
-defjvp(np.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t, linear=True)
-defjvp(np.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, linear=True)
+defjvp(np.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t, piecewise_linear=True)
+defjvp(np.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, piecewise_linear=True)
 
 
 def _weak_dtypes(values):
@@ -61,13 +60,12 @@ def _fuse_scaled(side: int):
     return fuse
 
 
-defvjp(
+deflinear(
     np.multiply,
     lambda g, ans, x, y: unbroadcast(g * y, x),
     lambda g, ans, x, y: unbroadcast(g * x, y),
     fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)},
 )
-defjvp(np.multiply, linear(np.multiply, 0), linear(np.multiply, 1))
 defvjp(np.divide, lambda g, ans, x, y: unbroadcast(g / y, x), lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
 defjvp(np.divide, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
 defvjp(
@@ -93,18 +91,15 @@ defvjp(
 defjvp(np.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * np.floor_divide(x, y))
 defvjp(np.fmod, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y))
 defjvp(np.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * np.trunc(x / y))
-defvjp(np.negative, lambda g, ans, x: -g)
-defvjp(np.positive, lambda g, ans, x: g)
+deflinear(np.negative, lambda g, ans, x: -g)
+deflinear(np.positive, lambda g, ans, x: g)
 defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
+defjvp(np.absolute, lambda t, ans, x: t * np.sign(x), piecewise_linear=True)
 defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
+defjvp(np.fabs, lambda t, ans, x: t * np.sign(x), piecewise_linear=True)
 defvjp(np.copysign, lambda g, ans, x, y: unbroadcast(np.where(np.signbit(y), -g, g) * np.sign(x), x), None)
-defvjp(np.ldexp, lambda g, ans, x, n: unbroadcast(np.ldexp(g, n), x), None)
-defjvp(np.negative, linear(np.negative), linear=True)
-defjvp(np.positive, linear(np.positive), linear=True)
-defjvp(np.absolute, lambda t, ans, x: t * np.sign(x), linear=True)
-defjvp(np.fabs, lambda t, ans, x: t * np.sign(x), linear=True)
-defjvp(np.copysign, lambda t, ans, x, y: np.where(np.signbit(y), -t, t) * np.sign(x), None, linear=True)
-defjvp(np.ldexp, linear(np.ldexp), None, linear=True)
+defjvp(np.copysign, lambda t, ans, x, y: np.where(np.signbit(y), -t, t) * np.sign(x), None, piecewise_linear=True)
+deflinear(np.ldexp, lambda g, ans, x, n: unbroadcast(np.ldexp(g, n), x), None)
 
 # Roots and powers.
 defderivative(np.sqrt, lambda ans, x: 0.5 / ans)
@@ -154,13 +149,11 @@ defderivative(np.arcsinh, lambda ans, x: 1.0 / np.sqrt(x * x + 1.0))
 defderivative(np.arccosh, lambda ans, x: 1.0 / np.sqrt(x * x - 1.0))
 defderivative(np.arctanh, lambda ans, x: 1.0 / (1.0 - x * x))
 defvjp(np.hypot, lambda g, ans, x, y: unbroadcast(g * x / ans, x), lambda g, ans, x, y: unbroadcast(g * y / ans, y))
-defvjp(np.deg2rad, lambda g, ans, x: g * _RAD)
-defvjp(np.radians, lambda g, ans, x: g * _RAD)
-defvjp(np.rad2deg, lambda g, ans, x: g * _DEG)
-defvjp(np.degrees, lambda g, ans, x: g * _DEG)
 defjvp(np.hypot, lambda t, ans, x, y: t * x / ans, lambda t, ans, x, y: t * y / ans)
-for _f in (np.deg2rad, np.radians, np.rad2deg, np.degrees):
-    defjvp(_f, linear(_f), linear=True)
+deflinear(np.deg2rad, lambda g, ans, x: g * _RAD)
+deflinear(np.radians, lambda g, ans, x: g * _RAD)
+deflinear(np.rad2deg, lambda g, ans, x: g * _DEG)
+deflinear(np.degrees, lambda g, ans, x: g * _DEG)
 
 
 def _sinc_dx(g, ans, x):
@@ -203,13 +196,13 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(_winner(g, y, x, (y < x) | np.isnan(x)), y),
 )
 defjvp(np.maximum, lambda t, ans, x, y: _winner(t, x, y, x > y), lambda t, ans, x, y: _winner(t, y, x, y > x),
-       linear=True)
+       piecewise_linear=True)
 defjvp(np.minimum, lambda t, ans, x, y: _winner(t, x, y, x < y), lambda t, ans, x, y: _winner(t, y, x, y < x),
-       linear=True)
+       piecewise_linear=True)
 defjvp(np.fmax, lambda t, ans, x, y: _winner(t, x, y, (x > y) | np.isnan(y)),
-       lambda t, ans, x, y: _winner(t, y, x, (y > x) | np.isnan(x)), linear=True)
+       lambda t, ans, x, y: _winner(t, y, x, (y > x) | np.isnan(x)), piecewise_linear=True)
 defjvp(np.fmin, lambda t, ans, x, y: _winner(t, x, y, (x < y) | np.isnan(y)),
-       lambda t, ans, x, y: _winner(t, y, x, (y < x) | np.isnan(x)), linear=True)
+       lambda t, ans, x, y: _winner(t, y, x, (y < x) | np.isnan(x)), piecewise_linear=True)
 
 
 def _bounds(a_min, a_max, kwargs):
@@ -261,16 +254,14 @@ def _clip_jvp(part):
     return jvp
 
 
-defjvp(np.clip, _clip_jvp(2), _clip_jvp(3), _clip_jvp(4), linear=True)
-defjvp(np.where, None, lambda t, ans, c, x, y: np.where(c, t, 0), lambda t, ans, c, x, y: np.where(c, 0, t), linear=True)
+defjvp(np.clip, _clip_jvp(2), _clip_jvp(3), _clip_jvp(4), piecewise_linear=True)
+defjvp(np.where, None, lambda t, ans, c, x, y: np.where(c, t, 0), lambda t, ans, c, x, y: np.where(c, 0, t), piecewise_linear=True)
 
 # Real-valued identities and cleanups.
-defvjp(np.conjugate, lambda g, ans, x: np.conjugate(g))
-defvjp(np.real, lambda g, ans, x: np.real(g))
+deflinear(np.conjugate, lambda g, ans, x: np.conjugate(g))
+deflinear(np.real, lambda g, ans, x: np.real(g))
 defvjp(np.nan_to_num, lambda g, ans, x, *args, **kwargs: g * np.isfinite(x))
-defjvp(np.conjugate, linear(np.conjugate), linear=True)
-defjvp(np.real, linear(np.real), linear=True)
-defjvp(np.nan_to_num, lambda t, ans, x, *args, **kwargs: t * np.isfinite(x), linear=True)
+defjvp(np.nan_to_num, lambda t, ans, x, *args, **kwargs: t * np.isfinite(x), piecewise_linear=True)
 
 defmethod("clip", np.clip)
 defmethod("conjugate", np.conjugate)

@@ -16,9 +16,8 @@ import operator
 
 import numpy as np
 
-from .registry import defjvp, defmethod, defvjp, lookup
+from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ..values import part
-from ._tangent import linear
 from ._util import note, unbroadcast, zero, zeros_for
 
 
@@ -62,6 +61,7 @@ def _getitem_dx(g, ans, x, index):
 
 
 defvjp(operator.getitem, _getitem_dx, None, add_into={0: _getitem_add_into}, name="getitem").module = "operator"
+defjvp(operator.getitem, lambda t, ans, x, index: part(t, index), None, piecewise_linear=True)
 
 
 def with_item(x, index, value):
@@ -88,7 +88,7 @@ def _with_item_dvalue(g, ans, x, index, value):
 
 defvjp(with_item, _with_item_dx, None, _with_item_dvalue).module = "adsrc"
 defjvp(with_item, lambda t, ans, x, index, value: with_item(t, index, 0.0), None,
-       lambda t, ans, x, index, value: with_item(np.zeros(np.shape(x)), index, t), linear=True)
+       lambda t, ans, x, index, value: with_item(np.zeros(np.shape(x)), index, t), piecewise_linear=True)
 
 
 def _take_index(shape, indices, axis, mode):
@@ -133,11 +133,8 @@ def _take_along_axis_darr(g, ans, arr, indices, axis=-1):
     return grad
 
 
-defvjp(np.take, _take_da, None, add_into={0: _take_add_into})
-defvjp(np.take_along_axis, _take_along_axis_darr, None, add_into={0: _take_along_axis_add_into})
-defjvp(operator.getitem, lambda t, ans, x, index: part(t, index), None, linear=True)
-defjvp(np.take, linear(np.take), None, linear=True)
-defjvp(np.take_along_axis, linear(np.take_along_axis), None, linear=True)
+deflinear(np.take, _take_da, None, add_into={0: _take_add_into})
+deflinear(np.take_along_axis, _take_along_axis_darr, None, add_into={0: _take_along_axis_add_into})
 
 defmethod("take", np.take)
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defjvp, defvjp, lookup
-from ._tangent import linear
+from .registry import defjvp, deflinear, defvjp, lookup
 from ._util import cast_like, is_zero, note, zero
 
 
@@ -61,17 +60,15 @@ def _append_vjp(k):
     return vjp
 
 
-defvjp(np.concatenate, _concatenate_darrays)
-defvjp(np.stack, _stack_darrays)
-defvjp(np.vstack, _vstack_dtup)
-defvjp(np.hstack, _hstack_dtup)
-defvjp(np.dstack, _dstack_dtup)
-defvjp(np.column_stack, _column_stack_dtup)
+deflinear(np.concatenate, _concatenate_darrays)
+deflinear(np.stack, _stack_darrays)
+deflinear(np.vstack, _vstack_dtup)
+deflinear(np.hstack, _hstack_dtup)
+deflinear(np.dstack, _dstack_dtup)
+deflinear(np.column_stack, _column_stack_dtup)
 defvjp(np.append, _append_vjp(0), _append_vjp(1))
-for _f in (np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack):
-    defjvp(_f, linear(_f), linear=True)
 defjvp(np.append, lambda t, ans, arr, values, axis=None: np.append(t, np.zeros(np.shape(values)), axis),
-       lambda t, ans, arr, values, axis=None: np.append(np.zeros(np.shape(arr)), t, axis), linear=True)
+       lambda t, ans, arr, values, axis=None: np.append(np.zeros(np.shape(arr)), t, axis), piecewise_linear=True)
 
 
 def _join_cotangents(g, ans, ary, axis):
@@ -88,17 +85,15 @@ def _split_dary(g, ans, ary, indices_or_sections, axis=0):
     return _join_cotangents(g, ans, ary, axis)
 
 
-defvjp(np.split, _split_dary, None)
-defvjp(np.array_split, _split_dary, None)
-defvjp(
+deflinear(np.split, _split_dary, None)
+deflinear(np.array_split, _split_dary, None)
+deflinear(
     np.hsplit,
     lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 1 if np.ndim(ary) > 1 else 0),
     None,
 )
-defvjp(np.vsplit, lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 0), None)
-defvjp(np.dsplit, lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 2), None)
-for _f in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
-    defjvp(_f, linear(_f), None, linear=True)
+deflinear(np.vsplit, lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 0), None)
+deflinear(np.dsplit, lambda g, ans, ary, indices_or_sections: _join_cotangents(g, ans, ary, 2), None)
 
 
 def _unstack_dx(g, ans, x, /, *, axis=0):
@@ -110,8 +105,7 @@ def _unstack_dx(g, ans, x, /, *, axis=0):
 
 
 if hasattr(np, "unstack"):
-    defvjp(np.unstack, _unstack_dx)
-    defjvp(np.unstack, linear(np.unstack), linear=True)
+    deflinear(np.unstack, _unstack_dx)
 
 note("takes a list of arrays; returns a list of gradients",
      *(lookup(f) for f in (np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack)))

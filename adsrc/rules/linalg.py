@@ -8,6 +8,11 @@ broadcast back. Ellipsis (``...``) is not supported in einsum subscripts.
 The matmul/dot and outer vjps declare a batched ``fuse`` form: k contributions
 ``g_i @ B_iᵀ`` to the same A are one product of the concatenated factors, so
 512 outer products in a loop become one GEMM.
+
+Every product here is multilinear and the diagonal and triangle extractions are
+linear, so they are registered with ``deflinear``: each argument's jvp is the
+product with that argument's tangent in its place. multi_dot takes a list of
+matrices, so its tangent is one product per matrix that has a tangent.
 """
 from __future__ import annotations
 
@@ -15,8 +20,8 @@ import string
 
 import numpy as np
 
-from .registry import defmethod, defvjp, lookup
-from ._util import note, unbroadcast, variadic
+from .registry import defjvp, deflinear, defmethod, defvjp, lookup
+from ._util import note, unbroadcast, variadic, zero
 
 _LETTERS = string.ascii_letters
 _MAX_OPERANDS = 6
@@ -71,7 +76,7 @@ def _einsum_vjp(k):
     return vjp
 
 
-defvjp(np.einsum, None, *variadic(_einsum_vjp, _MAX_OPERANDS + 1, ("subscripts", "a", "b", "c", "d", "e", "f"))[1:])
+deflinear(np.einsum, None, *variadic(_einsum_vjp, _MAX_OPERANDS + 1, ("subscripts", "a", "b", "c", "d", "e", "f"))[1:])
 
 
 def _contract(g, a, b, spec_a, spec_b, spec_out, k):
@@ -183,10 +188,10 @@ def _fuse_matmul(side):
 
 
 _MATMUL_FUSE = {0: _fuse_matmul(0), 1: _fuse_matmul(1)}
-defvjp(np.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
+deflinear(np.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
 if hasattr(np.linalg, "matmul"):
-    defvjp(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
-defvjp(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)
+    deflinear(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
+deflinear(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)
 
 
 # ---- other products --------------------------------------------------------
@@ -283,16 +288,16 @@ def _vecdot_vjp(k):
     return vjp
 
 
-defvjp(np.inner, *variadic(_inner_vjp, 2, ("a", "b")))
-defvjp(np.tensordot, *variadic(_tensordot_vjp, 2, ("a", "b")))
-defvjp(np.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
-defvjp(np.kron, *variadic(_kron_vjp, 2, ("a", "b")))
-defvjp(np.vdot, *variadic(_vdot_vjp, 2, ("a", "b")))
+deflinear(np.inner, *variadic(_inner_vjp, 2, ("a", "b")))
+deflinear(np.tensordot, *variadic(_tensordot_vjp, 2, ("a", "b")))
+deflinear(np.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
+deflinear(np.kron, *variadic(_kron_vjp, 2, ("a", "b")))
+deflinear(np.vdot, *variadic(_vdot_vjp, 2, ("a", "b")))
 if hasattr(np, "vecdot"):
-    defvjp(np.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
-    defvjp(np.linalg.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
-    defvjp(np.linalg.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
-    defvjp(np.linalg.tensordot, *(lambda g, ans, a, b, /, *, axes=2, _v=v: _v(g, None, a, b, axes)
+    deflinear(np.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
+    deflinear(np.linalg.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
+    deflinear(np.linalg.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
+    deflinear(np.linalg.tensordot, *(lambda g, ans, a, b, /, *, axes=2, _v=v: _v(g, None, a, b, axes)
                                   for v in variadic(_tensordot_vjp, 2, ("a", "b"))))
 
 
@@ -323,7 +328,17 @@ def _multi_dot_darrays(g, ans, arrays, *, out=None):
     return [np.reshape(d, m.shape) for d, m in zip(grads, mats)]
 
 
+def _multi_dot_jvp(t, ans, arrays, *, out=None):
+    """The sum over matrices of the chain with that matrix replaced by its tangent."""
+    total = zero
+    for i, ti in enumerate(t):
+        if ti is not zero:
+            total = total + np.linalg.multi_dot([*arrays[:i], ti, *arrays[i + 1:]])
+    return total
+
+
 defvjp(np.linalg.multi_dot, _multi_dot_darrays)
+defjvp(np.linalg.multi_dot, _multi_dot_jvp)
 
 
 # ---- diagonals and triangles -----------------------------------------------
@@ -353,15 +368,15 @@ def _diag_dv(g, ans, v, k=0):
     return _diagonal_scatter(g, np.shape(v), k, 0, 1, np.result_type(v, g))
 
 
-defvjp(np.trace, _trace_da)
-defvjp(np.diagonal, _diagonal_da)
-defvjp(np.diag, _diag_dv)
-defvjp(np.diagflat, lambda g, ans, v, k=0: np.reshape(np.diagonal(g, k), np.shape(v)))
-defvjp(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
-defvjp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
+deflinear(np.trace, _trace_da)
+deflinear(np.diagonal, _diagonal_da)
+deflinear(np.diag, _diag_dv)
+deflinear(np.diagflat, lambda g, ans, v, k=0: np.reshape(np.diagonal(g, k), np.shape(v)))
+deflinear(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
+deflinear(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
 if hasattr(np.linalg, "trace"):
-    defvjp(np.linalg.trace, lambda g, ans, x, /, *, offset=0, dtype=None: _trace_da(g, None, x, offset, -2, -1))
-    defvjp(np.linalg.diagonal, lambda g, ans, x, /, *, offset=0: _diagonal_da(g, None, x, offset, -2, -1))
+    deflinear(np.linalg.trace, lambda g, ans, x, /, *, offset=0, dtype=None: _trace_da(g, None, x, offset, -2, -1))
+    deflinear(np.linalg.diagonal, lambda g, ans, x, /, *, offset=0: _diagonal_da(g, None, x, offset, -2, -1))
 
 
 # ---- cross product ---------------------------------------------------------
@@ -379,9 +394,9 @@ def _cross_vjp(k):
     return vjp
 
 
-defvjp(np.cross, *variadic(_cross_vjp, 2, ("a", "b")))
+deflinear(np.cross, *variadic(_cross_vjp, 2, ("a", "b")))
 if hasattr(np.linalg, "cross"):
-    defvjp(np.linalg.cross, *(lambda g, ans, a, b, /, *, axis=-1, _v=v: _v(g, None, a, b, axis=axis)
+    deflinear(np.linalg.cross, *(lambda g, ans, a, b, /, *, axis=-1, _v=v: _v(g, None, a, b, axis=axis)
                               for v in variadic(_cross_vjp, 2, ("a", "b"))))
 
 defmethod("dot", np.dot)

@@ -58,11 +58,11 @@ if hasattr(math, "cbrt"):
 
 # Tangents: the same derivatives, times t.
 defjvp(math.atan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
-defjvp(math.fabs, lambda t, ans, x: t * _sign(x), linear=True)
-defjvp(math.degrees, lambda t, ans, x: t * (180.0 / math.pi), linear=True)
-defjvp(math.radians, lambda t, ans, x: t * (math.pi / 180.0), linear=True)
-defjvp(math.copysign, lambda t, ans, x, y: t * _sign(x) * math.copysign(1.0, y), None, linear=True)
-defjvp(math.ldexp, lambda t, ans, x, i: t * 2.0**i, None, linear=True)
+defjvp(math.fabs, lambda t, ans, x: t * _sign(x), piecewise_linear=True)
+defjvp(math.degrees, lambda t, ans, x: t * (180.0 / math.pi), piecewise_linear=True)
+defjvp(math.radians, lambda t, ans, x: t * (math.pi / 180.0), piecewise_linear=True)
+defjvp(math.copysign, lambda t, ans, x, y: t * _sign(x) * math.copysign(1.0, y), None, piecewise_linear=True)
+defjvp(math.ldexp, lambda t, ans, x, i: t * 2.0**i, None, piecewise_linear=True)
 defjvp(math.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - ans) / y)
 defjvp(math.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - ans) / y)
 
@@ -131,7 +131,7 @@ def _dist_dq(g, ans, p, q):
 defvjp(math.fsum, lambda g, ans, seq: _like_sequence([g for _ in seq], seq))
 defvjp(math.prod, _prod_dx)
 defvjp(math.dist, _dist_dp, _dist_dq)
-defjvp(math.fsum, lambda t, ans, seq: math.fsum(dense(t, seq)), linear=True)
+defjvp(math.fsum, lambda t, ans, seq: math.fsum(dense(t, seq)), piecewise_linear=True)
 defjvp(math.prod, lambda t, ans, iterable, *, start=1: start * math.fsum(
     a * b for a, b in zip(dense(t, iterable), _products_of_others(list(iterable)))))
 defjvp(math.dist, lambda t, ans, p, q: math.fsum(a * b for a, b in zip(dense(t, p), _dist_dp(1.0, ans, p, q))),

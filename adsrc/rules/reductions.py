@@ -7,12 +7,19 @@ when some inputs are zero (they never divide by an input that is zero).
 
 sum and mean declare a batched ``fuse`` form: k contributions to the same input
 are one broadcast of the summed cotangents.
+
+Each reduction's jvp is registered beside its vjp. A reduction's jvp sums
+(gradient of a unit cotangent) * t over the reduced axes, then reshapes to the
+result, which drops those axes unless keepdims kept them. max/min-type
+reductions average the tangents of tied winners, as their vjps split the
+cotangent evenly. prod and cumprod stay exact when an input is zero.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .registry import defmethod, defvjp, lookup
+from .registry import defjvp, deflinear, defmethod, defvjp, lookup
+from ._tangent import without
 from ._util import fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero, zero
 
 __all__ = ["logsumexp"]
@@ -106,14 +113,45 @@ def _std_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **
     return keep_dims(g, x, axis, keepdims) * centered / scale
 
 
+# A reduction's jvp sums (gradient of a unit cotangent) * t over the reduced
+# axes; reshaping to ``ans`` drops those axes unless keepdims kept them.
+def _reduce_to(ans, values, x, axis):
+    return np.reshape(np.sum(values, axis=reduced_axes(axis, np.ndim(x)), keepdims=True), np.shape(ans))
+
+
+def _prod_jvp(t, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    _unsupported_where(where, "prod")
+    others = _others_product(x, reduced_axes(axis, np.ndim(x)))
+    return _reduce_to(ans, t * (others if no_value(initial) else others * initial), x, axis)
+
+
+def _max_jvp(t, ans, x, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    _unsupported_where(where, "max/min")
+    return _reduce_to(ans, t * _winners_share(np.ones(np.shape(ans)), ans, x, axis, keepdims), x, axis)
+
+
+def _var_jvp(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return _reduce_to(ans, centered * t, x, axis) * (2.0 / (reduced_size(x, axis) - _ddof(ddof, kwargs)))
+
+
 defvjp(np.sum, _sum_dx, fuse={0: fuse_linear(_sum_dx)})
-defvjp(np.mean, _mean_dx, fuse={0: fuse_linear(_mean_dx)})
+defjvp(np.sum, lambda t, ans, x, *args, **kwargs: np.sum(t, *args, **without(kwargs, "initial")),
+       piecewise_linear=True)
+deflinear(np.mean, _mean_dx, fuse={0: fuse_linear(_mean_dx)})
 defvjp(np.prod, _prod_dx)
+defjvp(np.prod, _prod_jvp)
 for _f in (np.max, np.min, np.amax, np.amin):
     defvjp(_f, _max_dx)
+    defjvp(_f, _max_jvp, piecewise_linear=True)
 defvjp(np.ptp, _ptp_dx)
+defjvp(np.ptp, lambda t, ans, x, axis=None, out=None, keepdims=_NO: _max_jvp(
+    t, np.max(x, axis=axis, keepdims=keepdims), x, axis, keepdims=keepdims) - _max_jvp(
+    t, np.min(x, axis=axis, keepdims=keepdims), x, axis, keepdims=keepdims), piecewise_linear=True)
 defvjp(np.var, _var_dx)
+defjvp(np.var, _var_jvp)
 defvjp(np.std, _std_dx)
+defjvp(np.std, lambda t, ans, x, *args, **kwargs: _var_jvp(t, ans, x, *args, **kwargs) / (2.0 * ans))
 
 
 # NaN-ignoring variants: NaN entries get no gradient.
@@ -156,13 +194,33 @@ def _nanstd_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO,
     return keep_dims(g, x, axis, keepdims) * centered / (dof * keep_dims(replace_zero(ans, np.inf), x, axis, keepdims))
 
 
+def _nanvar_jvp(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    centered, dof = _nanvar_parts(x, axis, ddof, kwargs)
+    return np.reshape(np.sum(centered * np.where(np.isnan(x), 0.0, t), axis=reduced_axes(axis, np.ndim(x)),
+                             keepdims=True) * 2.0 / dof, np.shape(ans))
+
+
+def _nanprod_jvp(t, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    valid = ~np.isnan(x)
+    return _prod_jvp(np.where(valid, t, 0.0), ans, np.where(valid, x, 1), axis, initial=initial, where=where)
+
+
 defvjp(np.nansum, _nansum_dx)
+defjvp(np.nansum, lambda t, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, **kwargs: np.sum(
+    np.where(np.isnan(x), 0.0, t), axis=axis, keepdims=keepdims), piecewise_linear=True)
 defvjp(np.nanmean, _nanmean_dx)
+defjvp(np.nanmean, lambda t, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, **kwargs: np.nanmean(
+    np.where(np.isnan(x), np.nan, t), axis=axis, keepdims=keepdims), piecewise_linear=True)
 defvjp(np.nanmax, _nanmax_dx)
+defjvp(np.nanmax, _max_jvp, piecewise_linear=True)
 defvjp(np.nanmin, _nanmax_dx)
+defjvp(np.nanmin, _max_jvp, piecewise_linear=True)
 defvjp(np.nanprod, _nanprod_dx)
+defjvp(np.nanprod, _nanprod_jvp)
 defvjp(np.nanvar, _nanvar_dx)
+defjvp(np.nanvar, _nanvar_jvp)
 defvjp(np.nanstd, _nanstd_dx)
+defjvp(np.nanstd, lambda t, ans, x, *args, **kwargs: _nanvar_jvp(t, ans, x, *args, **kwargs) / (2.0 * ans))
 
 
 def _average_parts(a, axis, weights):
@@ -199,7 +257,26 @@ def _average_dweights(g, ans, a, axis=None, weights=None, returned=False, *, kee
     return np.sum(full, axis=tuple(i for i in range(np.ndim(a)) if i != axis % np.ndim(a)))
 
 
+def _average_jvp_a(t, ans, a, axis=None, weights=None, returned=False, *, keepdims=_NO):
+    value = np.average(t, axis, weights, keepdims=keepdims)
+    return (value, zero) if returned else value
+
+
+def _average_jvp_weights(t, ans, a, axis=None, weights=None, returned=False, *, keepdims=_NO):
+    """d/dw of sum(w a) / sum(w): sum(t_w (a - average)) / sum(w); with returned, also d sum(w)."""
+    avg = ans[0] if returned else ans
+    _, total = _average_parts(a, axis, weights)
+    tw = np.broadcast_to(_average_parts(a, axis, t)[0], np.shape(a))
+    axes = reduced_axes(axis, np.ndim(a))
+    spread = np.sum(tw * (a - keep_dims(avg, a, axis, keepdims)), axis=axes, keepdims=True)
+    value = np.reshape(spread / total, np.shape(avg))
+    if not returned:
+        return value
+    return value, np.reshape(np.sum(tw, axis=axes, keepdims=True), np.shape(ans[1]))
+
+
 defvjp(np.average, _average_da, None, _average_dweights)
+defjvp(np.average, _average_jvp_a, None, _average_jvp_weights)
 
 
 # Scans.
@@ -243,11 +320,39 @@ def _cumulative_prod_dx(g, ans, x, *, axis=None, dtype=None, out=None, include_i
     return _cumprod_dx(g, ans, x, axis)
 
 
-defvjp(np.cumsum, _cumsum_dx)
+def _cumprod_jvp(t, ans, x, axis=None, dtype=None, out=None):
+    """ans * cumsum(t / x); when an input is zero, the exact O(n^2) sum of one-factor replacements."""
+    x, t = np.asarray(x), np.asarray(t)
+    if axis is None:
+        return _cumprod_jvp(np.ravel(t), np.ravel(ans), np.ravel(x), 0)
+    if np.all(x != 0):
+        return ans * np.cumsum(t / x, axis)
+    xs, ts = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
+    total = np.zeros(np.broadcast_shapes(xs.shape, ts.shape), dtype=np.result_type(x, t))
+    for i in range(xs.shape[-1]):
+        replaced = np.array(np.broadcast_to(xs, total.shape))
+        replaced[..., i] = ts[..., i]
+        total[..., i:] += np.cumprod(replaced, -1)[..., i:]
+    return np.moveaxis(total, -1, axis)
+
+
+def _cumulative_prod_jvp(t, ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    axis = 0 if axis is None else axis
+    value = _cumprod_jvp(t, _drop_initial(ans, x, axis, include_initial), x, axis)
+    if not include_initial:
+        return value
+    pad = [(0, 0)] * np.ndim(value)
+    pad[axis % np.ndim(value)] = (1, 0)
+    return np.pad(value, pad)
+
+
+deflinear(np.cumsum, _cumsum_dx)
 defvjp(np.cumprod, _cumprod_dx)
+defjvp(np.cumprod, _cumprod_jvp)
 if hasattr(np, "cumulative_sum"):
-    defvjp(np.cumulative_sum, _cumulative_sum_dx)
+    deflinear(np.cumulative_sum, _cumulative_sum_dx)
     defvjp(np.cumulative_prod, _cumulative_prod_dx)
+    defjvp(np.cumulative_prod, _cumulative_prod_jvp)
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -270,6 +375,8 @@ def _logsumexp_dx(g, ans, x, axis=None, keepdims=False):
 
 
 defvjp(logsumexp, _logsumexp_dx)
+defjvp(logsumexp, lambda t, ans, x, axis=None, keepdims=False: _reduce_to(
+    ans, t * np.exp(x - keep_dims(ans, x, axis, keepdims)), x, axis))
 
 for _name, _f in [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
                   ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod)]:
@@ -292,7 +399,13 @@ def _diff_da(g, ans, a, n=1, axis=-1, prepend=_NO, append=_NO):
     return g[tuple(index)]
 
 
+def _zeros_for_option(value):
+    return value if no_value(value) else np.zeros(np.shape(value))
+
+
 defvjp(np.diff, _diff_da)
+defjvp(np.diff, lambda t, ans, a, n=1, axis=-1, prepend=_NO, append=_NO: np.diff(
+    t, n, axis, _zeros_for_option(prepend), _zeros_for_option(append)), piecewise_linear=True)
 
 note("ties split g evenly among the maxima/minima",
      *(lookup(f) for f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp)))

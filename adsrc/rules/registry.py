@@ -19,6 +19,18 @@ materializes many of its thunks at once:
 
 Generated code names each vjp function after the primitive and the argument,
 e.g. ``matmul_da``, so the adjoint reads as math.
+
+Forward mode (and second order) also needs each primitive's tangent rules,
+registered with :func:`defjvp` right after its vjps. Two declarations register
+both sides at once:
+
+* ``defderivative(f, d)``: an elementwise function of one argument, by its
+  derivative ``d(ans, x)`` (vjp ``g * d``, jvp ``t * d``);
+* ``deflinear(f, *vjps, **forms)``: a linear or multilinear primitive (a
+  layout change, a product, a contraction, a linear reduction), by its vjps
+  alone: each differentiable argument's jvp is ``f`` itself with the tangent
+  in that argument's place (``_tangent.multilinear``). Unless told, the rule
+  is marked ``piecewise_linear`` when exactly one argument is differentiable.
 """
 from __future__ import annotations
 
@@ -28,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 from ..values import as_tangent
 from ..values import unthunk, zero
+from ._tangent import multilinear
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 
@@ -41,6 +54,7 @@ __all__ = [
     "rules",
     "defjvp",
     "defderivative",
+    "deflinear",
 ]
 
 
@@ -55,7 +69,7 @@ class Rule:
     notes: str = ""
     extra: dict = field(default_factory=dict)
     jvps: tuple[Callable[..., Any] | None, ...] = ()
-    linear: bool = False
+    piecewise_linear: bool = False
 
     @property
     def qualname(self) -> str:
@@ -305,14 +319,15 @@ def attribute_primitive(name: str) -> Any:
 # A rule's tangent side: one jvp per differentiable positional argument, written
 # ``jvp(t, ans, *args, **kwargs)``: the output tangent contributed by that
 # argument's tangent ``t`` (the primal result and arguments are passed as for a
-# vjp). Forward mode sums the contributions of all arguments. ``linear=True``
-# says the primitive is linear, or piecewise linear, in its differentiable
-# arguments, so its vjps read the primal values only for shapes, options or
-# piecewise-constant masks: differentiating them once more gives nothing but the
-# vjp applied to the tangent of the cotangent (second order uses this).
+# vjp). Forward mode sums the contributions of all arguments.
+# ``piecewise_linear=True`` says the primitive is linear, or piecewise linear,
+# in its differentiable arguments, so its vjps read the primal values only for
+# shapes, options or piecewise-constant masks: differentiating them once more
+# gives nothing but the vjp applied to the tangent of the cotangent (second
+# order uses this).
 
 
-def defjvp(func: Any, *jvps: Callable[..., Any] | None, linear: bool = False) -> Rule:
+def defjvp(func: Any, *jvps: Callable[..., Any] | None, piecewise_linear: bool = False) -> Rule:
     """Register the jvp functions of ``func``, whose vjps must already be registered.
 
     ``None`` marks an argument with no tangent (an index, a shape). Generated
@@ -329,7 +344,7 @@ def defjvp(func: Any, *jvps: Callable[..., Any] | None, linear: bool = False) ->
         None if fn is None else _guard_tangent(fn, f"{rule.name}_jvp" if single else f"{rule.name}_jvp_{names[i]}")
         for i, fn in enumerate(jvps)
     )
-    rule.linear = linear
+    rule.piecewise_linear = piecewise_linear
     _changed()
     return rule
 
@@ -382,4 +397,24 @@ def defderivative(func: Any, derivative: Callable[..., Any], **forms: Any) -> Ru
                                                 for n in ["g", *params]])
     rule = defvjp(func, by_cotangent, **forms)
     defjvp(func, by_tangent)
+    return rule
+
+
+def deflinear(func: Any, *vjps: Callable[..., Any] | None, piecewise_linear: bool | None = None,
+              **forms: Any) -> Rule:
+    """Register a linear or multilinear ``func`` by its vjps: its jvps are ``func`` itself.
+
+    ``vjps`` (and the ``fuse=``/``add_into=``/``name=`` forms) are registered
+    as by :func:`defvjp`; each argument that has a vjp gets the jvp
+    ``_tangent.multilinear(func, i)``, ``func`` with the tangent in place of
+    argument ``i``. ``piecewise_linear`` defaults to True when exactly one
+    argument is differentiable (the vjps then read the primal values only for
+    shapes and options) and to False otherwise (a product's vjp for one factor
+    reads the other factor).
+    """
+    rule = defvjp(func, *vjps, **forms)
+    if piecewise_linear is None:
+        piecewise_linear = sum(v is not None for v in vjps) == 1
+    defjvp(func, *(None if v is None else multilinear(func, i) for i, v in enumerate(vjps)),
+           piecewise_linear=piecewise_linear)
     return rule

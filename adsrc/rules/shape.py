@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defattribute, defjvp, defmethod, defvjp, lookup
-from ._tangent import dense, linear, without
+from .registry import defattribute, defjvp, deflinear, defmethod, defvjp, lookup
+from ._tangent import dense, without
 from ._util import cast_like, is_zero, note, unbroadcast, variadic, zero
 
 __all__ = ["flatten", "astype", "item"]
@@ -71,21 +71,31 @@ def _atleast_vjp(k):
     return vjp
 
 
-defvjp(np.reshape, _reshape_dx)
-defvjp(np.ravel, _reshape_dx)
-defvjp(flatten, _reshape_dx)
-defvjp(np.transpose, _transpose_dx)
-defvjp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
-defvjp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
-defvjp(np.rollaxis, _rollaxis_dx)
-defvjp(np.expand_dims, lambda g, ans, a, axis: np.reshape(g, np.shape(a)))
-defvjp(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
-defvjp(np.broadcast_to, lambda g, ans, array, shape, subok=False: unbroadcast(g, array))
+def _atleast_jvp(func, k):
+    def jvp(t, ans, *arys):
+        mine = func(dense(t, arys[k]))
+        return mine if len(arys) == 1 else [zero] * k + [mine] + [zero] * (len(arys) - k - 1)
+
+    return jvp
+
+
+# Every layout change is linear, so its jvp is itself applied to the tangent (deflinear).
+deflinear(np.reshape, _reshape_dx)
+deflinear(np.ravel, _reshape_dx)
+deflinear(flatten, _reshape_dx)
+deflinear(np.transpose, _transpose_dx)
+deflinear(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
+deflinear(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
+deflinear(np.rollaxis, _rollaxis_dx)
+deflinear(np.expand_dims, lambda g, ans, a, axis: np.reshape(g, np.shape(a)))
+deflinear(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
+deflinear(np.broadcast_to, lambda g, ans, array, shape, subok=False: unbroadcast(g, array))
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
     defvjp(_f, *variadic(_atleast_vjp, 3, ("a", "b", "c")))
+    defjvp(_f, *(_atleast_jvp(_f, k) for k in range(3)), piecewise_linear=True)
 if hasattr(np, "matrix_transpose"):
-    defvjp(np.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
-    defvjp(np.linalg.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
+    deflinear(np.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
+    deflinear(np.linalg.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
 
 
 # ---- copies and conversions ------------------------------------------------
@@ -110,12 +120,12 @@ def _item_dx(g, ans, x, *args):
 
 
 for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
-    defvjp(_f, _array_dobject)
-defvjp(np.copy, lambda g, ans, a, *args, **kwargs: g)
-defvjp(astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
+    deflinear(_f, _array_dobject)
+deflinear(np.copy, lambda g, ans, a, *args, **kwargs: g)
+deflinear(astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
 if hasattr(np, "astype"):
-    defvjp(np.astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
-defvjp(item, _item_dx)
+    deflinear(np.astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
+deflinear(item, _item_dx)
 
 
 # ---- tiling, repeating, reordering -----------------------------------------
@@ -171,15 +181,25 @@ def _sort_da(g, ans, a, axis=-1, kind=None, order=None):
     return out
 
 
-defvjp(np.tile, _tile_dA)
-defvjp(np.repeat, _repeat_da)
-defvjp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
-defvjp(np.fliplr, lambda g, ans, m: np.fliplr(g))
-defvjp(np.flipud, lambda g, ans, m: np.flipud(g))
-defvjp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, -k, axes))
-defvjp(np.roll, _roll_da)
+def _sort_jvp(t, ans, a, axis=-1, kind=None, order=None):
+    if axis is None:
+        return np.ravel(t)[np.argsort(np.ravel(a), kind="stable")]
+    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis)
+
+
+deflinear(np.tile, _tile_dA)
+deflinear(np.repeat, _repeat_da)
+deflinear(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
+deflinear(np.fliplr, lambda g, ans, m: np.fliplr(g))
+deflinear(np.flipud, lambda g, ans, m: np.flipud(g))
+deflinear(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, -k, axes))
+deflinear(np.roll, _roll_da)
 defvjp(np.pad, _pad_darray)
+# The padding values would make pad affine, not linear: the tangent is padded with zeros.
+defjvp(np.pad, lambda t, ans, array, pad_width, *args, **kwargs: np.pad(
+    t, pad_width, *args, **without(kwargs, "constant_values", "end_values")), piecewise_linear=True)
 defvjp(np.sort, _sort_da)
+defjvp(np.sort, _sort_jvp, piecewise_linear=True)
 
 
 def _linspace_vjp(k):
@@ -204,37 +224,9 @@ def _linspace_vjp(k):
 
 
 defvjp(np.linspace, *variadic(_linspace_vjp, 2, ("start", "stop")))
-
-
-# ---- tangents: every layout change is linear, so each applies itself to the tangent
-def _atleast_jvp(func, k):
-    def jvp(t, ans, *arys):
-        mine = func(dense(t, arys[k]))
-        return mine if len(arys) == 1 else [zero] * k + [mine] + [zero] * (len(arys) - k - 1)
-
-    return jvp
-
-
-def _sort_jvp(t, ans, a, axis=-1, kind=None, order=None):
-    if axis is None:
-        return np.ravel(t)[np.argsort(np.ravel(a), kind="stable")]
-    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis)
-
-
-for _f in (np.reshape, np.ravel, flatten, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.expand_dims,
-           np.squeeze, np.broadcast_to, np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.copy, astype,
-           item, np.tile, np.repeat, np.flip, np.fliplr, np.flipud, np.rot90, np.roll,
-           *(getattr(np, n) for n in ("matrix_transpose", "astype") if hasattr(np, n)),
-           *(getattr(np.linalg, n) for n in ("matrix_transpose",) if hasattr(np.linalg, n))):
-    defjvp(_f, linear(_f), linear=True)
-for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    defjvp(_f, *(_atleast_jvp(_f, k) for k in range(3)), linear=True)
-defjvp(np.pad, lambda t, ans, array, pad_width, *args, **kwargs: np.pad(
-    t, pad_width, *args, **without(kwargs, "constant_values", "end_values")), linear=True)
-defjvp(np.sort, _sort_jvp, linear=True)
 defjvp(np.linspace, lambda t, ans, start, stop, *args, **kwargs: np.linspace(t, np.zeros(np.shape(stop)), *args, **kwargs),
        lambda t, ans, start, stop, *args, **kwargs: np.linspace(np.zeros(np.shape(start)), t, *args, **kwargs),
-       linear=True)
+       piecewise_linear=True)
 
 # ---- array methods and attributes -------------------------------------------
 defattribute("T", np.transpose)

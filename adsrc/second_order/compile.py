@@ -1,4 +1,4 @@
-"""Compile and cache the any-Python forward pass (forward_any.py) for a live function.
+"""Compile and cache the any-Python forward pass (transform.py) for a live function.
 
 ``general_jvp(fn)`` finds the definition of ``fn`` in the source it came from
 (a file, or a generated module registered in linecache), lambdas included,

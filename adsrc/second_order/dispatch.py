@@ -1,6 +1,6 @@
 """The run-time half of forward mode for any Python code (second order): what a call means.
 
-Code transformed by forward_any.py does not resolve its calls at compile time;
+Code transformed by transform.py does not resolve its calls at compile time;
 it hands each one to :func:`call` with the tangents of the arguments, which
 returns ``(value, tangent)``. That is what lets the same pass differentiate a
 generated adjoint, the pullback closures it returns and the rule functions
@@ -10,10 +10,10 @@ they call. In order:
 * a callee adjoint (``adjoint_of``) runs the JVP of its *eager* adjoint: at the
   inner level of a second derivative, gradients are accumulated eagerly, never
   as thunks;
-* a vjp of a rule marked ``linear`` (its value depends on the primal arguments
-  only through shapes or piecewise-constant masks) is linear in the cotangent,
-  so its tangent is the vjp of the cotangent's tangent; any other vjp is
-  differentiated from its source;
+* a vjp of a rule marked ``piecewise_linear`` (its value depends on the primal
+  arguments only through shapes or piecewise-constant masks) is linear in the
+  cotangent, so its tangent is the vjp of the cotangent's tangent; any other
+  vjp is differentiated from its source;
 * a registered primitive uses its jvps; a non-differentiable one gives zero;
 * when every tangent is zero the primal is called as it is (the common case
   for index and shape arithmetic);
@@ -25,7 +25,7 @@ they call. In order:
   dropped.
 
 The helpers for operators, loops, unpacking and writes into arrays are in
-forward_ops.py; this module re-exports them, so that generated code imports
+helpers.py; this module re-exports them, so that generated code imports
 one module (as ``fwd``).
 """
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     """A rule's vjp called from adjoint code: linear in the cotangent ``g`` (its first argument)."""
     if args and args[0] is zero:
         return zero, zero
-    if rule.linear or _all_zero(tangents[1:], ktangents):
+    if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
         value = vjp(*args, **kwargs)
         dg = tangents[0] if tangents else zero
         return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))

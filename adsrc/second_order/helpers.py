@@ -1,6 +1,6 @@
 """Tangent helpers that generated any-Python forward code calls for operators, loops and writes.
 
-forward_any.py turns ``c = a * b`` into ``c = a * b`` plus
+transform.py turns ``c = a * b`` into ``c = a * b`` plus
 ``dc = fwd.binary('Mult', c, a, b, da, db)``, a loop into one over
 ``fwd.iterate(seq, dseq)``, ``out[i] = v`` into the write plus
 ``dout = fwd.store(dout, out, i, dv)``, and so on: the helpers are here.

@@ -1,7 +1,7 @@
 """Forward mode for any Python function: how adsrc differentiates code it generated (second order).
 
 Input: a live Python function whose source is readable: a generated eager
-adjoint (real Python, registered in linecache by codegen.py), a rule's vjp
+adjoint (real Python, registered in linecache by backend/codegen.py), a rule's vjp
 function, a helper either of them calls. Output: its JVP, a function
 ``f_jvp(tangents, ktangents, *args, **kwargs) -> (value, tangent)`` where
 ``tangents`` holds the tangents of the positional arguments and
@@ -12,7 +12,7 @@ generated adjoints define closures, grow and pop a tape, and rule code writes
 into arrays, so the pass takes Python as it comes. It splits every
 expression into one operation per statement, gives every local variable a
 tangent (``x`` gets ``dx``, renamed if taken), and leaves the meaning of each
-call to the run-time dispatcher (forward_dispatch.py, named ``fwd`` in the
+call to the run-time dispatcher (dispatch.py, named ``fwd`` in the
 generated code), which knows rules, vjps, closures and callee adjoints.
 Control flow is kept as written. Nested functions (the pullback) are
 transformed in place and marked as being in the JVP convention. A
