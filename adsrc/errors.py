@@ -41,11 +41,24 @@ class NoGradientRule(AdsrcError):
 
 
 class NonScalarOutput(AdsrcError):
-    """grad was asked for the gradient of a function whose value is not a scalar."""
+    """grad was asked for the gradient of a function whose value is not a real scalar.
 
-    def __init__(self, name: str, shape: tuple, where: str = ""):
+    ``returned`` says what it returned instead when that is not a matter of
+    shape (``"a str"``, ``"a bool"``, ``"a complex128"``, ``"None"``), and
+    ``remedy`` what to do about it.
+    """
+
+    def __init__(self, name: str, shape: tuple, where: str = "", returned: str = "", remedy: str = ""):
         self.shape = shape
+        self.returned = returned
         place = f"{where}: " if where else ""
+        if returned:
+            message = (f"{place}{name} returned {returned}; grad needs a real scalar output "
+                       f"(a float, or a 0-d float array)")
+            if remedy:
+                message += f": {remedy}"
+            super().__init__(message)
+            return
         super().__init__(
             f"{place}{name} returned a value of shape {shape}; grad needs a scalar output. "
             f"Use adsrc.vjp({name}, *args) and call the pullback with a cotangent "

@@ -4,7 +4,8 @@ Everything here is referenced by name from generated code, so a printed
 module runs on its own. It gathers the run-time values (adsrc.values), rule
 lookup (adsrc.rules) and the links to the derivatives of called user
 functions, which compile through the pipeline (adsrc.backend), so it sits
-above all three: nothing in adsrc below the API imports it.
+above all three; of adsrc's own modules, only the second-order layer and the
+API, above it, import it.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, comp
 from .errors import UnsupportedSyntax
 from .rules import registry
 from .rules.indexing import with_item
+from .rules.writes import cleared, detached, written_part, written_tangent
 from .values import (AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk,
                      zero)
 

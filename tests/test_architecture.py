@@ -265,7 +265,8 @@ def test_entries_and_line_maps_go_when_the_function_does():
     generated = [name for name in codegen._origins if "temporary" in name]
     assert generated and pipeline.cache._entries.get(code)
     del func, code, namespace
-    gc.collect()
+    for _ in range(3):  # the first pass frees the function, whose cache entry then frees the adjoint's cycle
+        gc.collect()
     assert not [name for name in codegen._origins if "temporary" in name]
 
 

@@ -2,9 +2,11 @@
 
 ``positions`` maps ``wrt`` (positions, names, or a tuple or list of them) to
 parameter positions; ``bind`` binds a call's arguments in signature order;
-``check_differentiable`` refuses what has no gradient; ``finish`` turns a raw
-gradient into one shaped, typed and owned like its argument; ``explain``
-annotates an error raised inside generated code.
+``check_differentiable`` refuses what has no gradient (and ndarray subclasses,
+whose gradients would be wrong); ``scalar_seed`` refuses a result that is not a
+real scalar; ``Fresh`` turns a call's raw gradients into ones shaped, typed and
+owned like their arguments, no two sharing memory; ``explain`` annotates an
+error raised inside generated code.
 """
 from __future__ import annotations
 
@@ -75,6 +77,11 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
     return entry[:3]
 
 
+def parameter_names(func: Callable) -> list[str]:
+    """The names of a Python function's parameters, in order (none for anything else)."""
+    return _signature(func)[1] if inspect.isfunction(func) else []
+
+
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
     """The call's arguments in signature order, defaults applied."""
     signature, names, simple = _signature(func)
@@ -89,13 +96,65 @@ def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
 
 
 def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, ...]) -> None:
+    """Refuse what has no gradient: a non-float at a ``wrt`` position, an ndarray subclass anywhere."""
     names = _signature(func)[1]
-    for i in wrt:
-        value = values[i]
-        if type(value) is np.ndarray and value.dtype.kind == "f" or type(value) is float:
+    for i, value in enumerate(values):
+        kind = type(value)
+        if kind is float or kind is np.ndarray and (value.dtype.kind == "f" or i not in wrt):
             continue
-        for leaf in leaves(value):
-            _check_leaf(names[i], leaf)
+        name = names[i] if i < len(names) else f"argument {i}"
+        refuse_subclasses(func, name, value, "argument")
+        if i in wrt:
+            for leaf in leaves(value):
+                _check_leaf(name, leaf)
+
+
+def refuse_subclasses(func: Callable, name: str, value: Any, role: str) -> None:
+    """Refuse an ndarray subclass (np.matrix, a masked array, ...) in ``value``, a (nested) argument.
+
+    The rules assume plain arrays: a subclass can give an operator another
+    meaning (``*`` of np.matrix is a matrix product) or hide elements (a mask),
+    so its gradient would be silently wrong, even where it is not differentiated.
+    """
+    kind = type(value)
+    if kind is np.ndarray or kind is float or kind is int:
+        return
+    found = _subclass_leaf(value, set())
+    if found is None:
+        return
+    keys, leaf = found
+    path = name + "".join(f"[{key!r}]" for key in reversed(keys))
+    what = type(leaf).__name__
+    remedy = f"pass np.asarray({path}) instead"
+    if isinstance(leaf, np.ma.MaskedArray):
+        remedy += (f" (np.asarray drops the mask: fill the masked elements first, e.g. "
+                   f"{path}.filled(0.0), or apply the mask with np.where inside the function)")
+    holds = f"is a {what}" if not keys else f"holds a {what} at {path}"
+    raise InvalidArgument(
+        f"{getattr(func, '__name__', func)} ({where(func)}): the {role} {name!r} {holds}, a subclass of "
+        f"np.ndarray; adsrc differentiates plain NumPy arrays, and a subclass can change what an operation "
+        f"means (np.matrix's * is a matrix product) or which elements count (a masked array), so its gradient "
+        f"would be wrong; {remedy}")
+
+
+def _subclass_leaf(tree: Any, seen: set[int]) -> tuple[list, Any] | None:
+    """The first ndarray-subclass leaf in a (nested) tuple, list or dict, with its keys innermost first."""
+    if isinstance(tree, np.ndarray):
+        return None if type(tree) is np.ndarray else ([], tree)
+    if isinstance(tree, (list, tuple, dict)):
+        if id(tree) in seen:  # a container that holds itself
+            return None
+        seen.add(id(tree))
+        items = tree.items() if isinstance(tree, dict) else enumerate(tree)
+        for key, item in items:
+            kind = type(item)
+            if kind is np.ndarray or kind is float or kind is int:
+                continue
+            found = _subclass_leaf(item, seen)
+            if found is not None:
+                found[0].append(key)
+                return found
+    return None
 
 
 def _check_leaf(name: str, value: Any) -> None:
@@ -114,40 +173,141 @@ def _check_leaf(name: str, value: Any) -> None:
                               f"are not supported")
 
 
+def check_real_scalar(value: Any, name: str, place: str) -> None:
+    """Refuse a result that grad cannot differentiate: anything but a real number (or a 0-d real array).
+
+    A str, None or other object, a bool (a comparison, np.allclose) and a
+    complex number have no gradient that grad can return; zeros, or the
+    gradient of the real part, would be silently wrong.
+    """
+    kind = type(value)
+    if kind is np.float64 or kind is float or kind is np.float32:
+        return
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise NonScalarOutput(name, value.shape, place)
+        dtype = value.dtype
+        if kind is not np.ndarray:
+            raise NonScalarOutput(name, (), place, f"a {kind.__name__} (an ndarray subclass)",
+                                  "return a plain float, e.g. float(np.asarray(value))")
+        described = f"a 0-d array of dtype {dtype}"
+    elif isinstance(value, np.generic):
+        dtype = value.dtype
+        described = f"a {kind.__name__}"
+    elif isinstance(value, bool):
+        dtype = np.dtype(bool)
+        described = "a bool"
+    elif isinstance(value, (int, float)):
+        return
+    elif isinstance(value, complex):
+        dtype = np.dtype(complex)
+        described = "a complex"
+    elif isinstance(value, (list, tuple)):
+        try:
+            shape = np.shape(value)
+        except ValueError:
+            shape = None
+        if shape:
+            raise NonScalarOutput(name, shape, place)
+        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", _CONTAINER_REMEDY.format(name=name))
+    elif isinstance(value, dict):
+        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", _CONTAINER_REMEDY.format(name=name))
+    else:
+        if value is None:
+            raise NonScalarOutput(name, (), place, "None", "return the quantity to differentiate (a function "
+                                                           "with no return statement returns None)")
+        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", "return the quantity to differentiate")
+    if dtype.kind in "fiu":
+        return
+    if dtype.kind == "b":
+        remedy = ("a bool (a comparison, np.allclose, ...) has no gradient; return the real-valued "
+                  "quantity itself")
+    elif dtype.kind == "c":
+        remedy = ("adsrc differentiates real-valued functions only; return a real quantity computed "
+                  "from real parts instead")
+    else:
+        remedy = "return the quantity to differentiate"
+    raise NonScalarOutput(name, (), place, described, remedy)
+
+
+_CONTAINER_REMEDY = ("use adsrc.vjp({name}, *args) and call the pullback with a cotangent of the same "
+                     "structure instead")
+
+
 def scalar_seed(value: Any, func: Callable) -> Any:
-    """The unit cotangent of ``func``'s result, which must be a scalar."""
-    if np.ndim(value) != 0:
-        raise NonScalarOutput(func.__name__, np.shape(value), where(func))
+    """The unit cotangent of ``func``'s result, which must be a real scalar."""
+    check_real_scalar(value, func.__name__, where(func))
     return seed(value)
 
 
-def finish(gradient: Any, like: Any, avoid: tuple) -> Any:
-    """A gradient shaped, typed and owned like the argument it belongs to.
+def _owner(array: np.ndarray) -> Any:
+    """The object whose memory ``array`` uses: itself if it owns its data, else the end of its base chain."""
+    while array.base is not None:
+        base = array.base
+        if not isinstance(base, np.ndarray):
+            return base
+        array = base
+    return array
 
-    Containers (tuples, lists, dicts, nested) get a gradient of the same
-    structure, with zeros where nothing flowed.
+
+class Fresh:
+    """Finishes the results of one call so that each returned array is its own.
+
+    No returned array shares memory with another returned array or with an
+    input (``trees``: the arguments, tangents, cotangent, the value), even
+    when two gradients received the very same contribution: updating one in
+    place must leave everything else alone. An array the adjoint computed,
+    owns and has not returned yet comes back as it is; any other is copied.
     """
-    gradient = unthunk(gradient)
-    if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
-            and gradient.shape == like.shape and gradient.flags.owndata and gradient.flags.writeable \
-            and not any(gradient is a for a in avoid):
-        return gradient
-    if isinstance(like, dict):
-        return {k: finish(part(gradient, k), v, avoid) for k, v in like.items()}
-    if isinstance(like, (list, tuple)):
-        return type(like)(finish(part(gradient, i), v, avoid) for i, v in enumerate(like))
-    if isinstance(like, np.ndarray):
-        if gradient is zero:
-            return np.zeros_like(like)
-        out = np.asarray(gradient, dtype=like.dtype)
-        if out.shape != like.shape:
-            out = np.broadcast_to(out, like.shape)
-        if not out.flags.owndata or not out.flags.writeable or any(out is a for a in avoid):
-            out = np.array(out)
-        return out
-    if isinstance(like, np.generic):
-        return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
-    return 0.0 if gradient is zero else float(gradient)
+
+    __slots__ = ("_taken",)
+
+    def __init__(self, *trees: Any):
+        # memory owners already spoken for, by id; the objects are kept so that the ids stay theirs
+        self._taken: dict[int, Any] = {}
+        self._take_inputs(trees, set())
+
+    def _take_inputs(self, tree: Any, seen: set[int]) -> None:
+        if isinstance(tree, np.ndarray):
+            owner = _owner(tree)
+            self._taken[id(owner)] = owner
+        elif isinstance(tree, (list, tuple, dict)) and id(tree) not in seen:  # a container may hold itself
+            seen.add(id(tree))
+            for item in (tree.values() if isinstance(tree, dict) else tree):
+                kind = type(item)
+                if kind is not float and kind is not int:
+                    self._take_inputs(item, seen)
+
+    def _claim(self, array: np.ndarray) -> np.ndarray:
+        if not (array.flags.owndata and array.flags.writeable) or id(array) in self._taken:
+            array = np.array(array)
+        self._taken[id(array)] = array
+        return array
+
+    def finish(self, gradient: Any, like: Any) -> Any:
+        """A gradient shaped, typed and owned like the argument it belongs to.
+
+        Containers (tuples, lists, dicts, nested) get a gradient of the same
+        structure, with zeros where nothing flowed.
+        """
+        gradient = unthunk(gradient)
+        if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
+                and gradient.shape == like.shape:
+            return self._claim(gradient)
+        if isinstance(like, dict):
+            return {k: self.finish(part(gradient, k), v) for k, v in like.items()}
+        if isinstance(like, (list, tuple)):
+            return type(like)(self.finish(part(gradient, i), v) for i, v in enumerate(like))
+        if isinstance(like, np.ndarray):
+            if gradient is zero:
+                return self._claim(np.zeros_like(like))
+            out = np.asarray(gradient, dtype=like.dtype)
+            if out.shape != like.shape:
+                out = np.broadcast_to(out, like.shape)
+            return self._claim(out)
+        if isinstance(like, np.generic):
+            return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
+        return 0.0 if gradient is zero else float(gradient)
 
 
 def explain(error: BaseException, func: Callable) -> None:

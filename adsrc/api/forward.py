@@ -13,11 +13,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ..backend.pipeline import EAGER, FORWARD, compile
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, NonScalarOutput
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import gradient_function
 from ..values import is_zero, to_tangent, zero
-from .arguments import Wrt, bind, finish, positions
+from .arguments import (Fresh, Wrt, bind, check_real_scalar, parameter_names, positions, refuse_subclasses,
+                        where)
 from .derivative import MAX_ORDER, Derivative
 
 
@@ -56,13 +57,23 @@ def jvp(func: Callable, primals: Any, tangents: Any) -> tuple[Any, Any]:
     (0.0, 2.0)
     """
     primals, tangents = _check_pairs(primals, tangents)
+    _refuse_subclasses(func.root if isinstance(func, Derivative) else func, primals, tangents)
     if isinstance(func, Derivative):
         return _derivative_jvp(func, primals, tangents)
     values = bind(func, primals, {})
     wrt = tuple(i for i, (p, t) in enumerate(zip(primals, tangents)) if not is_zero(t) and _float_like(p))
     compiled = compile(func, wrt, FORWARD)
     value, tangent = compiled.function(*values, *(to_tangent(tangents[i]) for i in wrt))
-    return value, finish(tangent, value, primals + tangents)
+    return value, Fresh(values, tangents, value).finish(tangent, value)
+
+
+def _refuse_subclasses(func: Callable, primals: tuple, tangents: tuple) -> None:
+    """Refuse ndarray subclasses among the primals and tangents (see arguments.refuse_subclasses)."""
+    names = parameter_names(func)
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        name = names[i] if i < len(names) else f"argument {i}"
+        refuse_subclasses(func, name, p, "argument")
+        refuse_subclasses(func, name, t, "tangent for")
 
 
 def jvp_source(func: Callable, wrt: Wrt = 0) -> str:
@@ -84,13 +95,19 @@ def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> 
     values = bind(func, primals, {})
     ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents) + (zero,) * (len(values) - len(tangents))
     adjoint = compile(func, derivative.wrt, EAGER).function
-    with ownership():
-        (value, grads), (dvalue, dgrads) = call(gradient_function, (zero, *ts), {}, adjoint, *values)
+    try:
+        with ownership():
+            (value, grads), (dvalue, dgrads) = call(gradient_function, (zero, *ts), {}, adjoint, *values)
+    except NonScalarOutput as error:  # raised without the function's name: name it
+        if error.returned:
+            raise
+        raise NonScalarOutput(func.__name__, error.shape, where(func)) from None
+    check_real_scalar(value, func.__name__, where(func))
     dgrads = (zero,) * len(derivative.wrt) if dgrads is zero else dgrads
-    avoid = tuple(values) + tuple(tangents)
-    g = tuple(finish(grads[k], values[i], avoid) for k, i in enumerate(derivative.wrt))
-    dg = tuple(finish(dgrads[k], values[i], avoid) for k, i in enumerate(derivative.wrt))
+    fresh = Fresh(values, tangents, value)
+    g = tuple(fresh.finish(grads[k], values[i]) for k, i in enumerate(derivative.wrt))
+    dg = tuple(fresh.finish(dgrads[k], values[i]) for k, i in enumerate(derivative.wrt))
     g, dg = (g, dg) if derivative.many else (g[0], dg[0])
     if derivative.with_value:
-        return (value, g), (finish(dvalue, value, avoid), dg)
+        return (value, g), (fresh.finish(dvalue, value), dg)
     return g, dg

@@ -18,7 +18,8 @@ from ..backend.pipeline import Mode, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import to_tangent
-from .arguments import Wrt, bind, check_differentiable, explain, finish, positions, scalar_seed
+from .arguments import (Fresh, Wrt, bind, check_differentiable, explain, positions, refuse_subclasses,
+                        scalar_seed)
 from .derivative import MAX_ORDER, Derivative
 from .forward import jvp
 
@@ -55,7 +56,8 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
         except Exception as error:
             explain(error, func)
             raise
-        finished = tuple(finish(g, values[i], tuple(values)) for g, i in zip(grads, wrt_positions))
+        fresh = Fresh(values, value)
+        finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
         return value, (finished if many else finished[0])
 
     return Derivative(func, wrt_positions, many, True, eager, run)
@@ -106,6 +108,7 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
     state = {"pullback": first}
 
     def pullback(cotangent: Any) -> Any:
+        refuse_subclasses(func, "cotangent", cotangent, "pullback's")
         backward = state.pop("pullback", None)
         if backward is None:
             backward = adjoint.function(*values)[1]
@@ -119,8 +122,8 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
         except Exception as error:
             explain(error, func)
             raise
-        avoid = tuple(values) + (cotangent,)
-        finished = tuple(finish(g, values[i], avoid) for g, i in zip(grads, wrt_positions))
+        fresh = Fresh(values, cotangent, value)
+        finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
         return finished if many else finished[0]
 
     return value, pullback

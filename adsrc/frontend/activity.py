@@ -114,9 +114,9 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_vari
     def walk(stmts: list[gast.stmt], loop: bool) -> None:
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+                # A write in place: the array's value changes, its binding does not (no new site).
                 base = stmt.targets[0].value.id
                 flows.append(([base], {base} | gradient_reads(stmt.value, resolve)))
-                record([base], loop)
             elif isinstance(stmt, gast.Assign):
                 targets = target_names(stmt.targets[0])
                 flows.append((targets, gradient_reads(stmt.value, resolve)))

@@ -34,7 +34,7 @@ from ..rules import registry
 from .activity import Activity, gradient_reads, is_append, target_names
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
-from ..ir.build import call, const, name, store
+from ..ir.build import call, const, located, name, store
 from ..ir.naming import Namer, hint_for, stored_names
 from .parse import _MISSING, Parsed
 
@@ -85,8 +85,9 @@ class Prim:
 
     kind is ``"rule"`` (a registered primitive), ``"copy"`` (``t = a``),
     ``"pack"`` (a tuple, list or dict literal; ``keys`` are its positions or
-    keys), ``"append"`` (``xs + [v]``) or ``"call"`` (a user function,
-    differentiated by its own adjoint).
+    keys), ``"append"`` (``xs + [v]``), ``"call"`` (a user function,
+    differentiated by its own adjoint) or ``"write"`` (``x[i] = v``, in place;
+    ``args`` are ``[x, i, v]``, the index as a value).
     ``args`` are the value expressions the vjp receives after ``(g, ans)``.
     """
 
@@ -149,11 +150,7 @@ class ANF(CalleeResolver):
 
     def stmt(self, stmt: gast.stmt) -> None:
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
-            base = stmt.targets[0].value.id
-            if self.activity.active(base):
-                self.set_item(stmt.targets[0], stmt.value)
-            else:
-                self.out.append(stmt)
+            self.set_item(stmt.targets[0], stmt.value)
         elif isinstance(stmt, gast.Assign):
             targets = target_names(stmt.targets[0])
             if not any(self.activity.active(t) for t in targets) or not self.is_varied(stmt.value):
@@ -208,18 +205,20 @@ class ANF(CalleeResolver):
         self.out.append(loop)
 
     def set_item(self, target: gast.Subscript, value: gast.expr) -> None:
-        """``x[i] = v`` on a differentiated array becomes ``x = with_item(x, i, v)``, a copy."""
-        from ..rules.indexing import with_item
+        """``x[i] = v`` stays a write in place, over atoms, annotated ``Prim("write", [x, i, v])``.
 
+        Every write is annotated, differentiated array or not: the reverse pass
+        tapes what it overwrites and restores it, since the backward sweep may
+        read the array's earlier elements.
+        """
         base = target.value.id
-        atom = self.expr(value)
-        _, index_value = self.index(target.slice)
-        args = [name(base), index_value, atom]
-        forward = gast.Call(func=name(self.runtime["with_item"]), args=args, keywords=[])
-        fresh = self.namer.fresh(f"{base}_next")
-        self.single_use.add(fresh)
-        self.emit(fresh, forward, self.rule(with_item, args, target))
-        self.emit(base, name(fresh), Prim("copy", [name(fresh)]))
+        atom = self.expr(value) if self.activity.active(base) else value
+        forward_index, index_value = self.index(target.slice)
+        write = gast.Assign(targets=[gast.Subscript(value=name(base), slice=forward_index, ctx=gast.Store())],
+                            value=atom, type_comment=None)
+        located([write], self.line)
+        anno.set(write, anno.PRIM, Prim("write", [name(base), index_value, atom]))
+        self.out.append(write)
 
     def append(self, stmt: gast.Expr) -> None:
         """``xs.append(v)`` on a differentiated list becomes ``xs = [*xs, v]``.

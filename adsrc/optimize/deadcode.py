@@ -11,7 +11,7 @@ from __future__ import annotations
 import gast
 
 from ..ir import annotations as anno
-from .dataflow import annotate, blocks, stores
+from ..ir.dataflow import annotate, blocks, stores
 
 
 def _pure(node: gast.AST, context) -> bool:
@@ -26,14 +26,21 @@ def _pure(node: gast.AST, context) -> bool:
     return False
 
 
+def _names_only(target: gast.AST) -> bool:
+    """A target that binds names (not a write into an array, which is an effect)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return all(_names_only(e) for e in target.elts)
+    return isinstance(target, gast.Name)
+
+
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     annotate(pullback.body, set())
     changed = False
     for block in list(blocks(pullback.body)):
         keep = []
         for stmt in block:
-            if isinstance(stmt, gast.Assign) and not (stores(stmt.targets[0]) & anno.get(stmt, anno.LIVE_OUT)) \
-                    and _pure(stmt.value, context):
+            if isinstance(stmt, gast.Assign) and _names_only(stmt.targets[0]) \
+                    and not (stores(stmt.targets[0]) & anno.get(stmt, anno.LIVE_OUT)) and _pure(stmt.value, context):
                 changed = True
                 continue
             keep.append(stmt)

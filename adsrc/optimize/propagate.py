@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from .dataflow import blocks, stores
+from ..ir.dataflow import blocks, stores
 
 
 class _Rename(gast.NodeTransformer):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gast
 
 from ..ir import annotations as anno
-from .dataflow import annotate, blocks
+from ..ir.dataflow import annotate, blocks
 
 
 def _names(node: gast.AST) -> list[gast.Name]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from .dataflow import blocks
+from ..ir.dataflow import blocks
 
 
 def _call_name(node: gast.AST) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from .dataflow import stores
+from ..ir.dataflow import stores
 
 
 class _Zeros:

@@ -1,6 +1,6 @@
 """Forward: turn an ANF function into its JVP, the primal with tangent code beside it.
 
-Input: an ANF FunctionDef (see anf.py) whose activity was computed with every
+Input: an ANF FunctionDef (see frontend/anf.py) whose activity was computed with every
 variable counted as useful, so that "active" means *varied*: it depends on a
 differentiated parameter. Output: a FunctionDef ``f_jvp(*params, *tangents)``
 that takes the parameters, then one tangent per differentiated parameter, and
@@ -115,6 +115,8 @@ class Forward(gast.NodeTransformer):
         prim: Prim | None = anno.get(node, anno.PRIM, None)
         if not targets:
             return [node]
+        if prim is not None and prim.kind == "write":
+            return self.line_comment(node) + [node] + self.write(prim)
         if prim is None or not isinstance(node.targets[0], gast.Name):
             # A varied variable given a value that does not depend on the parameters.
             return [node] + [assign(self.tangent(t), name(self.rt["zero"])) for t in targets]
@@ -125,6 +127,15 @@ class Forward(gast.NodeTransformer):
             return out + self.user_call(node, target, prim)
         tangent = self.primitive(target, prim, node.value)
         return out + [node, gast.copy_location(assign(self.tangent(target), tangent), node)]
+
+    def write(self, prim: Prim) -> list[gast.stmt]:
+        """``y[index] = v`` in place: ``dy`` becomes a new array holding ``dv`` at ``index``."""
+        base, index, value = prim.args
+        if base.id not in self.act.varied:
+            return []
+        tangent = call(self.rt["written_tangent"], self.tangent_of(base), clone(base), clone(index),
+                       self.tangent_of(value))
+        return [assign(self.tangent(base.id), tangent)]
 
     # -- tangents of primitives -----------------------------------------------
     def primitive(self, target: str, prim: Prim, value: gast.expr) -> gast.expr:

@@ -1,6 +1,6 @@
 """Reverse: turn an ANF function into its adjoint, a forward sweep plus a pullback.
 
-Input: an ANF FunctionDef (see anf.py) and its activity. Output: a FunctionDef
+Input: an ANF FunctionDef (see frontend/anf.py) and its activity. Output: a FunctionDef
 ``f_adjoint(*params)`` that runs the forward sweep and returns
 ``(value, pullback)``; ``pullback(d_result)`` runs the backward sweep and
 returns the adjoints of the differentiated parameters.
@@ -43,7 +43,7 @@ from ..frontend.parse import Parsed
 
 class Reverse:
     def __init__(self, parsed: Parsed, namer: Namer, activity: Activity, eager: bool,
-                 wrt: list[str], runtime: dict[str, str], locals_: set[str]):
+                 wrt: list[str], runtime: dict[str, str], locals_: set[str], write_aliases: set[str] = frozenset()):
         self.parsed = parsed
         self.namer = namer
         self.act = activity
@@ -60,6 +60,8 @@ class Reverse:
         self.single_use: set[str] = set()
         self.loop_assigned: list[set[str]] = []
         self.callees: list[tuple[Any, tuple[int, ...]]] = []  # the user functions whose adjoints this one calls
+        # Names whose values may share memory with an array written in place (frontend/writes.py).
+        self.write_aliases = set(write_aliases)
 
     # -- names ------------------------------------------------------------
     def adj(self, var: str) -> str:
@@ -179,6 +181,8 @@ class Reverse:
     def stmt(self, stmt: gast.stmt) -> tuple[list, list, list[str]]:
         """Forward statements, backward statements, and the names to save on the tape."""
         if isinstance(stmt, gast.Assign) and anno.has(stmt, anno.PRIM):
+            if anno.get(stmt, anno.PRIM).kind == "write":
+                return self.write(stmt, anno.get(stmt, anno.PRIM))
             target = stmt.targets[0].id
             if self.act.active(target):
                 return self.primitive(stmt, target, anno.get(stmt, anno.PRIM))
@@ -235,13 +239,48 @@ class Reverse:
         for i in active:
             arg = prim.args[i].id
             if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
-                lazy = not self.eager and arg not in self.single_use and self.worth_deferring(arg)
+                lazy = not self.eager and arg not in self.single_use and self.worth_deferring(arg) \
+                    and not self.reads_written_array(prim, target)
                 body.append(self.accumulate(arg, self.rule_contribution(prim, i, target, lazy)))
             elif arg in self.single_use:
                 body.append(assign(self.adj(arg), name(self.rt["zero"])))
         reads = [n.id for a in prim.args + [k.value for k in prim.keywords]
                  for n in gast.walk(a) if isinstance(n, gast.Name)]
         return reads + [target]
+
+    def reads_written_array(self, prim: Prim, target: str) -> bool:
+        """Whether a contribution would read an array written in place (or a view of one): a deferred
+        one would read it after the backward sweep restored its earlier elements."""
+        names = {n.id for a in prim.args + [k.value for k in prim.keywords] for n in gast.walk(a)
+                 if isinstance(n, gast.Name)} | {target}
+        return bool(names & self.write_aliases)
+
+    def write(self, stmt: gast.Assign, prim: Prim) -> tuple[list, list, list[str]]:
+        """``y[index] = v``, in place: the forward sweep keeps what the write overwrites; the backward
+        block gives ``v`` its part of ``dy``, clears that part, and restores ``y``."""
+        base, index, value = prim.args
+        array = base.id
+        self.origin = f"{os.path.basename(self.parsed.filename)}:{stmt.lineno}"
+        old = self.namer.fresh(f"{array}_overwritten")
+        self.locals.add(old)
+        self.act.sites[old] = 1
+        if self.loop_depth:
+            self.act.in_loop.add(old)
+        where = stmt.targets[0].slice
+        keep = gast.copy_location(assign(old, gast.Call(func=gast.Attribute(
+            value=gast.Subscript(value=name(array), slice=clone(where), ctx=gast.Load()), attr="copy",
+            ctx=gast.Load()), args=[], keywords=[])), stmt)
+        body: list[gast.stmt] = []
+        needed = [old, array] + [n.id for n in gast.walk(index) if isinstance(n, gast.Name)]
+        if self.act.active(array):
+            d = self.adj(array)
+            if isinstance(value, gast.Name) and self.act.active(value.id):
+                body.append(self.accumulate(value.id, call(self.rt["written_part"], name(d), name(array),
+                                                           clone(index), clone(value))))
+                needed.append(value.id)
+            body.append(assign(d, call(self.rt["cleared"], name(d), clone(index))))
+        body.append(assign(gast.Subscript(value=name(array), slice=clone(where), ctx=gast.Store()), name(old)))
+        return [keep, stmt], [self.line_comment(stmt)] + body, self.saved(needed)
 
     def call_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
         """``t = g(a, b)`` for a user function: the forward sweep calls g's adjoint and
@@ -264,7 +303,7 @@ class Reverse:
             for i, part in zip(active, parts):
                 arg = prim.args[i].id
                 value = name(part)
-                if arg in self.single_use and not self.eager:
+                if not self.eager and (arg in self.single_use or self.reads_written_array(prim, target)):
                     value = self.acc.materialized(value)
                 body.append(self.accumulate(arg, value))
         return [pullback]
@@ -366,6 +405,8 @@ class Reverse:
             decorator_list=[], returns=None, type_comment=None, type_params=[],
         )
         tape_init = [assign(self.tape, gast.List(elts=[], ctx=gast.Load()))] if self.tape else []
+        if isinstance(result, gast.Name) and result.id in self.write_aliases:
+            result = call(self.rt["detached"], result)  # the pullback restores the array it may share
         final = gast.Return(value=gast.Tuple(elts=[result, name(pullback_name)], ctx=gast.Load()))
         return gast.FunctionDef(
             name=adjoint_name, args=arguments(params),
