@@ -16,7 +16,6 @@ import numpy as np
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
 from .errors import UnsupportedSyntax
 from .rules import registry
-from .rules.indexing import with_item
 from .rules.writes import cleared, detached, written_part, written_tangent
 from .values import (AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk,
                      zero)

@@ -423,8 +423,6 @@ SAMPLES: dict[str, list[Case]] = {
         C(arr(3, 4), (np.array([0, 2, 2]), np.array([1, 1, 3]))),
         C([arr(2), arr(3)], 1), C((arr(2), flt()), -2), C([arr(2), arr(2), arr(3)], slice(0, 2)),
     ],
-    "adsrc.with_item": [C(arr(5), 2, flt()), C(arr(3, 4), (slice(None), 1), arr(3)), C(arr(3, 4), 1, arr(4)),
-                        C(arr(3, 4), (slice(0, 2), slice(1, 3)), arr(2)), C(arr(5), np.array([0, 3]), arr(2))],
     "numpy.take": [C(arr(5), [0, 0, 4]), C(arr(3, 4), [1, 1], 1), C(arr(3, 4), [[0, 11]]),
                    C(arr(5), [5, -7], None, None, "wrap"), C(arr(4), [7, -1], mode="clip")],
     "numpy.take_along_axis": [C(arr(3, 4), np.array([[0], [3], [3]]), 1), C(arr(3, 4), np.array([[0, 1, 2, 0]]), 0),

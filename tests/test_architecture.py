@@ -281,3 +281,23 @@ def test_annotations_are_named():
         anno.get(node, anno.LIVE_OUT)
     with pytest.raises(KeyError):
         anno.set(node, "pushes_typo", 1)
+
+
+def test_a_rebound_or_reloaded_module_function_recompiles(tmp_path, monkeypatch):
+    import importlib
+
+    (tmp_path / "stale_helpers.py").write_text("import numpy as np\n\ndef act(x):\n    return np.tanh(x)\n")
+    (tmp_path / "stale_model.py").write_text(
+        "import numpy as np\nimport stale_helpers\n\ndef loss(x):\n    return np.sum(stale_helpers.act(x))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import stale_helpers
+    import stale_model
+
+    x = np.array([0.5, -0.2])
+    np.testing.assert_allclose(adsrc.grad(stale_model.loss)(x), 1 - np.tanh(x) ** 2, rtol=1e-12)
+    monkeypatch.setattr(stale_helpers, "act", np.sin)  # the notebook edit: rebind the helper
+    np.testing.assert_allclose(adsrc.grad(stale_model.loss)(x), np.cos(x), rtol=1e-12)
+    (tmp_path / "stale_helpers.py").write_text("import numpy as np\n\ndef act(x):\n    return x ** 3\n\n\n")
+    importlib.reload(stale_helpers)  # ... or edit the file and reload it
+    np.testing.assert_allclose(adsrc.grad(stale_model.loss)(x), 3 * x ** 2, rtol=1e-12)
+    assert adsrc.value_and_grad(stale_model.loss)(x)[0] == stale_model.loss(x)

@@ -47,7 +47,7 @@ from .cache import CompileCache
 from .codegen import load, module_source
 
 # What generated code imports from adsrc.runtime, in both modes (runtime.__all__ is this list).
-RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "with_item", "rebinding",
+RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "written_tangent", "detached",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
                  "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of")
@@ -103,6 +103,7 @@ class Compiled:
     reads: list[tuple[str, Any]] = field(default_factory=list)
     defaults: tuple = ()
     rules_version: int = 0
+    attributes: list[tuple[tuple[str, ...], Any]] = field(default_factory=list)
 
     @property
     def eager(self) -> bool:
@@ -112,7 +113,40 @@ class Compiled:
         """True while everything read at compile time is unchanged: outside values, defaults, the rules."""
         return (self.rules_version == registry.version()
                 and _same(_defaults(func), self.defaults)
-                and all(resolve_outside(func, closure, key) is obj for key, obj in self.reads))
+                and all(resolve_outside(func, closure, key) is obj for key, obj in self.reads)
+                and all(_resolve_chain(func, closure, chain) is obj for chain, obj in self.attributes))
+
+
+def _resolve_chain(func: Callable, closure: dict[str, Any], chain: tuple[str, ...]) -> Any:
+    """What ``a.b.c`` means inside ``func`` now (_MISSING if it cannot be resolved)."""
+    obj = resolve_outside(func, closure, chain[0])
+    for attr in chain[1:]:
+        try:
+            obj = getattr(obj, attr)
+        except Exception:
+            return _MISSING
+    return obj
+
+
+def _attribute_chains(node: gast.AST, free: list[str], func: Callable, closure: dict[str, Any]) -> list:
+    """The dotted names rooted outside the function (``helpers.act``, ``np.linalg.norm``) that name a
+    function, class or module, with what they name now: compiling resolved them, so rebinding one
+    (``helpers.act = other``, ``importlib.reload(helpers)``) must compile again. Data attributes are
+    read when the code runs and need no check."""
+    chains: dict[tuple[str, ...], Any] = {}
+    for child in gast.walk(node):
+        if not isinstance(child, gast.Attribute) or not isinstance(child.ctx, gast.Load):
+            continue
+        parts, root = [], child
+        while isinstance(root, gast.Attribute):
+            parts.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in free:
+            chain = (root.id, *reversed(parts))
+            obj = _resolve_chain(func, closure, chain)
+            if obj is not _MISSING and (callable(obj) or inspect.ismodule(obj)):
+                chains[chain] = obj
+    return list(chains.items())
 
 
 def _defaults(func: Callable) -> tuple:
@@ -148,6 +182,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(params))
     free = [key for key in free_names(node) if key not in local_names(node)]
     runtime = {r: namer.fresh(r) for r in RUNTIME_NAMES}
+    attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
 
     # The front end, shared by both modes.
     node = desugar(parsed, namer, runtime)
@@ -191,7 +226,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     compiled = load(source, f"{func.__name__} ({parsed.filename}:{parsed.first_line})", namespace,
                     generated_name, parsed.filename)
     _compile_callees((func, wrt, mode), transform.callees, mode)
-    return Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version)
+    return Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version, attributes)
 
 
 _compiling = threading.local()

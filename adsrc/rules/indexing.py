@@ -64,33 +64,6 @@ defvjp(operator.getitem, _getitem_dx, None, add_into={0: _getitem_add_into}, nam
 defjvp(operator.getitem, lambda t, ans, x, index: part(t, index), None, piecewise_linear=True)
 
 
-def with_item(x, index, value):
-    """A copy of ``x`` with ``x[index] = value``: how adsrc runs ``x[index] = value``.
-
-    Subscript assignment on an array the function created is made functional,
-    so that every earlier version of the array stays intact for the backward
-    sweep; the price is a copy per assignment.
-    """
-    out = np.array(x, dtype=np.result_type(x, value))
-    out[index] = value
-    return out
-
-
-def _with_item_dx(g, ans, x, index, value):
-    out = np.array(g)
-    out[index] = 0
-    return out
-
-
-def _with_item_dvalue(g, ans, x, index, value):
-    return unbroadcast(np.asarray(g)[index], value)
-
-
-defvjp(with_item, _with_item_dx, None, _with_item_dvalue).module = "adsrc"
-defjvp(with_item, lambda t, ans, x, index, value: with_item(t, index, 0.0), None,
-       lambda t, ans, x, index, value: with_item(np.zeros(np.shape(x)), index, t), piecewise_linear=True)
-
-
 def _take_index(shape, indices, axis, mode):
     """take's selection as an index tuple that np.add.at understands."""
     n = int(np.prod(shape, dtype=np.int64)) if axis is None else shape[axis]

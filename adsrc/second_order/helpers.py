@@ -211,6 +211,8 @@ def store(t: Any, value: Any, index: Any, item_tangent: Any, op: str | None = No
     """After ``value[index] = item`` (or ``+=``/``-=``): the tangent of ``value``, updated in place."""
     if is_zero_tree(t) and is_zero_tree(item_tangent):
         return t
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
+        return zero  # a write into integers or booleans casts the item: no tangent survives it
     if isinstance(value, np.ndarray) and value.base is not None and not _owned_already(t, value):
         # A view: its tangent would have to be a view of the tangent of the array it shows.
         raise NotImplementedError("forward mode through a write into a view of another array")

@@ -40,6 +40,7 @@ class AnyForward:
         self.where = where
         self.tangents: dict[str, str] = {}
         self.scopes: list[set[str]] = []
+        self.nonlocals: list[set[str]] = []  # per function: tangents of enclosing arrays it writes into
         self.out: list[gast.stmt] = []
 
     # -- names ---------------------------------------------------------------
@@ -84,6 +85,7 @@ class AnyForward:
             self.fail("a decorated nested function")
         args = node.args
         self.scopes.append(_own_locals(node))
+        self.nonlocals.append(set())
         try:
             t_in, k_in = self.fresh("tangents"), self.fresh("ktangents")
             positional = [a.id for a in args.posonlyargs + args.args]
@@ -107,10 +109,12 @@ class AnyForward:
                                       vararg=args.vararg, kwonlyargs=list(args.kwonlyargs),
                                       kw_defaults=list(args.kw_defaults), kwarg=args.kwarg,
                                       defaults=list(args.defaults))
-            return gast.FunctionDef(name=node.name, args=new_args, body=prologue + body, decorator_list=[],
+            declared = [gast.Nonlocal(names=sorted(self.nonlocals[-1]))] if self.nonlocals[-1] else []
+            return gast.FunctionDef(name=node.name, args=new_args, body=declared + prologue + body, decorator_list=[],
                                     returns=None, type_comment=None, type_params=[])
         finally:
             self.scopes.pop()
+            self.nonlocals.pop()
 
     # -- statements --------------------------------------------------------------
     def stmt(self, node: gast.stmt) -> None:
@@ -217,9 +221,14 @@ class AnyForward:
             self.fail(f"forward mode through assignment to {type(target).__name__}")
 
     def subscript_base(self, target: gast.Subscript) -> tuple[str, str]:
-        if not (isinstance(target.value, gast.Name) and target.value.id in self.scopes[-1]):
+        """The written array and its tangent: a local, or a local of an enclosing function (the pullback
+        restoring what the forward sweep overwrote), whose tangent this function then rebinds."""
+        base = target.value.id if isinstance(target.value, gast.Name) else None
+        if base is None or not any(base in scope for scope in self.scopes):
             self.fail("forward mode through assignment into a subscript of anything but a local variable")
-        return target.value.id, self.tangent(target.value.id)
+        if base not in self.scopes[-1]:
+            self.nonlocals[-1].add(self.tangent(base))
+        return base, self.tangent(base)
 
     # -- expressions: each returns (primal atom, tangent atom) -------------------------
     def atom(self, node: gast.expr, hint: str) -> gast.expr:

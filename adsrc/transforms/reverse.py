@@ -166,7 +166,8 @@ class Reverse:
         for stmt in stmts:
             f, b, save = self.stmt(stmt)
             simple = isinstance(stmt, gast.Assign)
-            assigned = {n.id for t in (stmt.targets if simple else []) for n in gast.walk(t)
+            writes = simple and isinstance(stmt.targets[0], gast.Subscript)  # in place: rebinds nothing
+            assigned = {n.id for t in (stmt.targets if simple and not writes else []) for n in gast.walk(t)
                         if isinstance(n, gast.Name)}
             if not simple or assigned & set(pending):
                 flush()
