@@ -16,6 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 sys.path.insert(0, EXAMPLES)
 
+import ewma  # noqa: E402
 import mlp_training  # noqa: E402
 import rnn  # noqa: E402
 import spring_system  # noqa: E402
@@ -115,3 +116,11 @@ def test_spring_gradient_against_finite_differences():
     D = spring_system.difference_matrix(n)
     v0 = np.array([0.3, -0.1, 0.2, 0.4])[:n]
     check(spring_system.loss, v0, 20.0, masses, D, wrt=(0, 1, 2), rtol=1e-5, atol=1e-7)
+
+
+def test_ewma_writes_in_place_and_matches_finite_differences():
+    x = np.sin(np.linspace(0.0, 3.0, 8))
+    check(ewma.ewma_loss, x, 0.3, wrt=(0, 1))
+    source = adsrc.adjoint_source(ewma.ewma_loss, wrt=(0, 1))
+    assert "s_overwritten_1 = s[t].copy()" in source and "s[t] = s_overwritten_1" in source
+    assert "s_overwritten = s[0].copy()" not in source  # its restore is dead, and so is the copy

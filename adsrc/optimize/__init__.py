@@ -26,7 +26,9 @@ class Context:
     ``accumulation`` recognizes the accumulation statements the reverse pass
     emitted; ``tape`` is the tape's name (None once removed); ``part`` and
     ``drop_last`` name the container helpers; ``pure_calls`` are calls with
-    no effect, which dead-code elimination may drop.
+    no effect, which dead-code elimination may drop; ``write_aliases`` the
+    names that may share memory with an array written in place (a restoring
+    write into one is dead once none of them is read again).
     """
 
     accumulation: Accumulation
@@ -34,6 +36,7 @@ class Context:
     part: str = "part"
     drop_last: str = "drop_last"
     pure_calls: set[str] = field(default_factory=set)
+    write_aliases: set[str] = field(default_factory=set)
 
 
 def pullback_of(adjoint: gast.FunctionDef) -> gast.FunctionDef:

@@ -2,7 +2,8 @@
 
 Input: a pullback. Output: the same without assignments whose targets are
 never read afterwards and whose right-hand side has no effect (a reset to
-zero, an unused initialization, an unread materialization, an unread vjp).
+zero, an unused initialization, an unread materialization, an unread vjp),
+and restoring writes into arrays that nothing reads afterwards.
 Accumulations, tape pops and callee pullbacks are left alone: they have
 effects on shared state.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import gast
 
 from ..ir import annotations as anno
-from ..ir.dataflow import annotate, blocks, stores
+from ..ir.dataflow import annotate, blocks, loads, stores
 
 
 def _pure(node: gast.AST, context) -> bool:
@@ -33,16 +34,46 @@ def _names_only(target: gast.AST) -> bool:
     return isinstance(target, gast.Name)
 
 
+def _restores_unread(target: gast.AST, live: set[str], context) -> bool:
+    """A write into an array the function made (the backward sweep undoing a write) that nothing reads
+    afterwards: neither the array nor anything that may share its memory."""
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+        and target.value.id in context.write_aliases and not (context.write_aliases & live)
+
+
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     annotate(pullback.body, set())
     changed = False
     for block in list(blocks(pullback.body)):
         keep = []
         for stmt in block:
+            live = anno.get(stmt, anno.LIVE_OUT) if isinstance(stmt, gast.Assign) else set()
             if isinstance(stmt, gast.Assign) and _names_only(stmt.targets[0]) \
-                    and not (stores(stmt.targets[0]) & anno.get(stmt, anno.LIVE_OUT)) and _pure(stmt.value, context):
+                    and not (stores(stmt.targets[0]) & live) and _pure(stmt.value, context):
+                changed = True
+                continue
+            if isinstance(stmt, gast.Assign) and _restores_unread(stmt.targets[0], live, context):
                 changed = True
                 continue
             keep.append(stmt)
         block[:] = keep
+    return _drop_unread_copies(adjoint, pullback) or changed
+
+
+def _drop_unread_copies(adjoint: gast.FunctionDef, pullback: gast.FunctionDef) -> bool:
+    """Remove ``old = y[i].copy()`` from the forward sweep when no restore reads ``old`` any more."""
+    read = loads(adjoint)
+    changed = False
+    for block in list(blocks(adjoint.body)):  # blocks() does not enter the pullback's def
+        kept = [s for s in block if not (
+            isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id not in read
+            and _copies_an_element(s.value))]
+        if len(kept) < len(block):
+            block[:] = kept or [gast.Pass()]
+            changed = True
     return changed
+
+
+def _copies_an_element(value: gast.AST) -> bool:
+    return isinstance(value, gast.Call) and not value.args and isinstance(value.func, gast.Attribute) \
+        and value.func.attr == "copy" and isinstance(value.func.value, gast.Subscript)
