@@ -98,6 +98,18 @@ def _is_range(expr: gast.AST) -> bool:
     return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id == "range"
 
 
+def _closure(start: set[str], edges: dict[str, list]) -> set[str]:
+    """Every name reachable from ``start`` through ``edges`` (name -> lists of names)."""
+    reached, pending = set(start), list(start)
+    while pending:
+        for group in edges.get(pending.pop(), ()):
+            for other in group:
+                if other not in reached:
+                    reached.add(other)
+                    pending.append(other)
+    return reached
+
+
 def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_variable_useful: bool = False) -> Activity:
     """Compute activity and stability for a function whose parameters ``wrt`` are differentiated.
 
@@ -146,18 +158,17 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_vari
                 act.in_loop.add(t)
 
     walk(node.body, False)
-    act.varied = set(wrt)
-    act.useful = set(returned)
-    changed = True
-    while changed:
-        changed = False
-        for targets, sources in flows:
-            if sources & act.varied and not set(targets) <= act.varied:
-                act.varied.update(targets)
-                changed = True
-            if set(targets) & act.useful and not sources <= act.useful:
-                act.useful.update(sources)
-                changed = True
+    # Varied flows forward from the parameters, useful backward from the result: two worklists,
+    # each name handled once, so the analysis is linear in the number of flows.
+    readers: dict[str, list[list[str]]] = {}
+    writers: dict[str, list[set[str]]] = {}
+    for targets, sources in flows:
+        for source in sources:
+            readers.setdefault(source, []).append(targets)
+        for target in targets:
+            writers.setdefault(target, []).append(sources)
+    act.varied = _closure(set(wrt), readers)
+    act.useful = _closure(set(returned), writers)
     if every_variable_useful:
         act.useful = _Everything()
     return act
