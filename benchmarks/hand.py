@@ -11,6 +11,8 @@ differences.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -69,6 +71,59 @@ def accum100k(v, c):
     return (np.full_like(v, np.sum(c)),)
 
 
+def scalar_math(x, n):
+    y, dy = x, 1.0
+    for _ in range(n):
+        y, dy = math.sin(y) * 0.5 + x, math.cos(y) * 0.5 * dy + 1.0
+    return (dy,)
+
+
+def ewma(x, a):
+    # Forward, then lambda_t = dL/ds_t through the recurrence, backwards; on Python floats (sequential).
+    xs = x.tolist()
+    s = [xs[0]]
+    for t in range(1, len(xs)):
+        s.append(a * xs[t] + (1 - a) * s[-1])
+    dx = [0.0] * len(xs)
+    da, carry = 0.0, 0.0
+    for t in range(len(xs) - 1, 0, -1):
+        lam = 2.0 * s[t] + carry
+        dx[t] = a * lam
+        da += lam * (xs[t] - s[t - 1])
+        carry = (1 - a) * lam
+    dx[0] = 2.0 * s[0] + carry
+    return np.array(dx), da
+
+
+def wide256(W, xs):
+    X = np.array(xs)
+    D = 1.0 - np.tanh(X @ W.T) ** 2
+    return (D.T @ X,)
+
+
+def straight_line(x, w, statements):
+    """Reverse accumulation of workloads._straight_line's recurrence, written out."""
+    ys = [x * w]
+    for i in range(1, statements):
+        ys.append(np.tanh(ys[i - 1]) * w + x if i % 2 else np.sin(ys[i - 1]) + ys[i // 2])
+    dys = [np.zeros_like(x) for _ in range(statements)]
+    dys[-1] = np.ones_like(x)
+    dx, dw = np.zeros_like(x), 0.0
+    for i in range(statements - 1, 0, -1):
+        d = dys[i]
+        if i % 2:
+            t = np.tanh(ys[i - 1])
+            dys[i - 1] += d * w * (1.0 - t * t)
+            dw += float(np.sum(d * t))
+            dx += d
+        else:
+            dys[i - 1] += d * np.cos(ys[i - 1])
+            dys[i // 2] += d
+    dx += dys[0] * w
+    dw += float(np.sum(dys[0] * x))
+    return dx, dw
+
+
 HAND = {
     "regression": regression,
     "loop512": loop512,
@@ -76,4 +131,9 @@ HAND = {
     "rnn100": rnn100,
     "scalar_chain": scalar_chain,
     "accum100k": accum100k,
+    "scalar_math": scalar_math,
+    "ewma": ewma,
+    "wide256": wide256,
+    "straight200": lambda x, w: straight_line(x, w, 200),
+    "straight1000": lambda x, w: straight_line(x, w, 1000),
 }

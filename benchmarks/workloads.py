@@ -1,4 +1,4 @@
-"""The six benchmark workloads of issue 4, written the way a user would write them.
+"""The benchmark workloads (issues 4 and 14), written the way a user would write them.
 
 Each primal function uses only the module-level name ``np``, so that
 frameworks.py can run the very same code object under ``autograd.numpy``,
@@ -11,6 +11,8 @@ finish in seconds. The workload names stay the same in both.
 """
 from __future__ import annotations
 
+import linecache
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -52,6 +54,46 @@ def accum100k(v, c):
     for ci in c:
         s = s + np.sum(v * ci)
     return s
+
+
+def scalar_math(x, n):
+    y = x
+    for _ in range(n):
+        y = math.sin(y) * 0.5 + x
+    return y
+
+
+def ewma(x, a):
+    s = np.zeros(len(x))
+    s[0] = x[0]
+    for t in range(1, len(x)):
+        s[t] = a * x[t] + (1 - a) * s[t - 1]
+    return np.sum(s ** 2)
+
+
+def wide256(W, xs):
+    s = 0.0
+    for x in xs:
+        s = s + np.sum(np.tanh(W @ x))
+    return s
+
+
+def _straight_line(statements):
+    """A function of ``statements`` straight-line statements, with source adsrc can read (via linecache)."""
+    lines = ["def straight_line(x, w):", "    y0 = x * w"]
+    for i in range(1, statements):
+        lines.append(f"    y{i} = np.tanh(y{i - 1}) * w + x" if i % 2 else f"    y{i} = np.sin(y{i - 1}) + y{i // 2}")
+    lines.append(f"    return np.sum(y{statements - 1})")
+    source = "\n".join(lines) + "\n"
+    filename = f"<benchmarks: straight-line function of {statements} statements>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"np": np}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["straight_line"]
+
+
+straight200 = _straight_line(200)
+straight1000 = _straight_line(1000)
 
 
 # --- inputs -----------------------------------------------------------------
@@ -103,6 +145,21 @@ def _accum100k_args(quick):
     return r.standard_normal(8), r.standard_normal(200 if quick else 100_000)
 
 
+def _ewma_args(quick):
+    return np.sin(np.linspace(0.0, 30.0, 200 if quick else 16_000)), 0.3
+
+
+def _wide256_args(quick):
+    r = _rng()
+    n, steps = (16, 8) if quick else (256, 256)
+    return r.standard_normal((n, n)) / np.sqrt(n), list(r.standard_normal((steps, n)))
+
+
+def _straight_args(quick):
+    r = _rng()
+    return r.standard_normal(4 if quick else 64) * 0.1, 0.5
+
+
 # --- registry ---------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -137,5 +194,15 @@ WORKLOADS: dict[str, Workload] = {
                  "Python float, 1000 x (y = sin(y) * 0.5 + x)"),
         Workload("accum100k", accum100k, (0,), _accum100k_args, lambda a: len(a[1]),
                  "one 8-vector used 100,000 times: s += sum(v * c_i)"),
+        Workload("scalar_math", scalar_math, (0,), _scalar_chain_args, lambda a: a[1],
+                 "Python float and math.sin, 1000 x (y = math.sin(y) * 0.5 + x)"),
+        Workload("ewma", ewma, (0, 1), _ewma_args, lambda a: len(a[0]),
+                 "s[t] = a * x[t] + (1 - a) * s[t - 1] written into an array, 16,000 steps"),
+        Workload("wide256", wide256, (0,), _wide256_args, lambda a: len(a[1]),
+                 "sum(tanh(W @ x_t)) over 256 steps, W 256x256"),
+        Workload("straight200", straight200, (0, 1), _straight_args, lambda a: 0,
+                 "200 straight-line statements (compile time), 64-vectors"),
+        Workload("straight1000", straight1000, (0, 1), _straight_args, lambda a: 0,
+                 "1,000 straight-line statements (compile time), 64-vectors"),
     ]
 }
