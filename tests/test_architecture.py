@@ -276,9 +276,9 @@ def test_annotations_are_named():
     node = gast.Pass()
     anno.set(node, anno.PUSHES, [1])
     assert anno.get(node, anno.PUSHES) == [1] and anno.has(node, anno.PUSHES)
-    assert anno.get(node, anno.LIVE_OUT, None) is None
+    assert anno.get(node, anno.PRIM, None) is None
     with pytest.raises(KeyError):
-        anno.get(node, anno.LIVE_OUT)
+        anno.get(node, anno.PRIM)
     with pytest.raises(KeyError):
         anno.set(node, "pushes_typo", 1)
 

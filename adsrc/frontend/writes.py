@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
-from ..ir.dataflow import annotate
+from ..ir.dataflow import liveness
 
 # Primitives whose result may be a view of their first argument.
 VIEWS = frozenset({
@@ -75,10 +75,17 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
             if bases and not bases <= view_of.get(target, set()):
                 view_of.setdefault(target, set()).update(bases)
                 changed = True
-    annotate(node.body, set())
+    stale_views: dict[int, list[str]] = {}
+
+    def visit(stmt: gast.stmt, live: set[str]) -> None:
+        if getattr(_prim(stmt), "kind", None) == "write":
+            base = stmt.targets[0].value.id
+            stale_views[id(stmt)] = sorted(v for v, bases in view_of.items() if base in bases and v in live)
+
+    liveness(node.body, set(), visit)
     for write in writes:
         base = write.targets[0].value.id
-        stale = sorted(v for v, bases in view_of.items() if base in bases and v in anno.get(write, anno.LIVE_OUT))
+        stale = stale_views.get(id(write))
         if stale:
             raise UnsupportedSyntax(
                 f"reading a view of {base} ({', '.join(stale)}) after writing into {base}", where(write),

@@ -12,9 +12,8 @@ from typing import Any
 PRIM = "prim"              # anf -> transforms: the Prim that differentiates ``t = op(args)``
 SINGLE_USE = "single_use"  # anf -> reverse: temporaries read once, right after their definition
 PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a pop statement undoes
-LIVE_OUT = "live_out"      # optimize.dataflow -> passes: the names live after a statement
 
-_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, LIVE_OUT})
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES})
 _MISSING = object()
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import gast
 
-from ..ir import annotations as anno
-from ..ir.dataflow import annotate, blocks, loads, stores
+from ..ir.dataflow import blocks, liveness, loads, stores
 
 
 def _pure(node: gast.AST, context) -> bool:
@@ -42,22 +41,21 @@ def _restores_unread(target: gast.AST, live: set[str], context) -> bool:
 
 
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
-    annotate(pullback.body, set())
-    changed = False
-    for block in list(blocks(pullback.body)):
-        keep = []
-        for stmt in block:
-            live = anno.get(stmt, anno.LIVE_OUT) if isinstance(stmt, gast.Assign) else set()
-            if isinstance(stmt, gast.Assign) and _names_only(stmt.targets[0]) \
-                    and not (stores(stmt.targets[0]) & live) and _pure(stmt.value, context):
-                changed = True
-                continue
-            if isinstance(stmt, gast.Assign) and _restores_unread(stmt.targets[0], live, context):
-                changed = True
-                continue
-            keep.append(stmt)
-        block[:] = keep
-    return _drop_unread_copies(adjoint, pullback) or changed
+    dead: set[int] = set()
+
+    def visit(stmt: gast.stmt, live: set[str]) -> None:
+        if not isinstance(stmt, gast.Assign):
+            return
+        target = stmt.targets[0]
+        if (_names_only(target) and not (stores(target) & live) and _pure(stmt.value, context)) \
+                or _restores_unread(target, live, context):
+            dead.add(id(stmt))
+
+    liveness(pullback.body, set(), visit)
+    if dead:
+        for block in list(blocks(pullback.body)):
+            block[:] = [s for s in block if id(s) not in dead]
+    return _drop_unread_copies(adjoint, pullback) or bool(dead)
 
 
 def _drop_unread_copies(adjoint: gast.FunctionDef, pullback: gast.FunctionDef) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gast
 
 from ..ir import annotations as anno
-from ..ir.dataflow import annotate, blocks
+from ..ir.dataflow import blocks, liveness
 
 
 def _names(node: gast.AST) -> list[gast.Name]:
@@ -22,7 +22,13 @@ def _rebuild(names: list[gast.Name], ctx) -> gast.expr:
 
 
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
-    annotate(pullback.body, set())
+    live_after_pop: dict[int, set[str]] = {}
+
+    def visit(stmt: gast.stmt, live: set[str]) -> None:
+        if anno.has(stmt, anno.PUSHES):
+            live_after_pop[id(stmt)] = {t.id for t in _names(stmt.targets[0])} & live
+
+    liveness(pullback.body, set(), visit)
     changed = False
     removed: set[int] = set()
     for block in blocks(pullback.body):
@@ -31,7 +37,7 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
             if pushes is None:
                 continue
             targets = _names(stmt.targets[0])
-            keep = [i for i, t in enumerate(targets) if t.id in anno.get(stmt, anno.LIVE_OUT)]
+            keep = [i for i, t in enumerate(targets) if t.id in live_after_pop[id(stmt)]]
             if len(keep) == len(targets):
                 continue
             changed = True
