@@ -88,7 +88,15 @@ def write_in_a_branch_and_while(x):
     return np.sum(y * x)
 
 
-PROGRAMS = [inactive_array_written_after_a_read, repeated_indices_keep_the_last_write, ewma, rows_and_elements,
+def writes_an_array_into_itself(x):
+    y = x * 1.0
+    y[:] = y           # the value is the array: its share goes back after the write's part is cleared
+    y[::-1] = y        # overlapping: NumPy copies first
+    y[1:] = y[:-1]
+    return np.sum(y * x)
+
+
+PROGRAMS = [writes_an_array_into_itself, inactive_array_written_after_a_read, repeated_indices_keep_the_last_write, ewma, rows_and_elements,
             slices_and_steps, reads_between_writes, boolean_mask, integer_array_truncates,
             write_in_a_branch_and_while]
 

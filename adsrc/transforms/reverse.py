@@ -275,11 +275,19 @@ class Reverse:
         needed = [old, array] + [n.id for n in gast.walk(index) if isinstance(n, gast.Name)]
         if self.act.active(array):
             d = self.adj(array)
+            later: list[gast.stmt] = []
             if isinstance(value, gast.Name) and self.act.active(value.id):
-                body.append(self.accumulate(value.id, call(self.rt["written_part"], name(d), name(array),
-                                                           clone(index), clone(value))))
+                part = call(self.rt["written_part"], name(d), name(array), clone(index), clone(value))
+                if value.id == array or value.id in self.write_aliases:
+                    # y[...] = y: the value's share goes back into dy after the write's part is cleared
+                    held = self.namer.fresh(f"{self.adj(value.id)}_written")
+                    body.append(assign(held, part))
+                    later.append(self.accumulate(value.id, name(held)))
+                else:
+                    body.append(self.accumulate(value.id, part))
                 needed.append(value.id)
             body.append(assign(d, call(self.rt["cleared"], name(d), clone(index))))
+            body.extend(later)
         body.append(assign(gast.Subscript(value=name(array), slice=clone(where), ctx=gast.Store()), name(old)))
         return [keep, stmt], [self.line_comment(stmt)] + body, self.saved(needed)
 
@@ -375,7 +383,9 @@ class Reverse:
         stmt.body = [increment] + body_f
         fwd = [assign(count, const(0)), stmt]
         loop_var = self.namer.fresh("_")
-        bwd: list[gast.stmt] = [gast.For(target=store(loop_var), iter=call("range", name(count)),
+        from ..frontend.desugar import builtin_name  # range by a name the function does not bind
+        replay = call(builtin_name(self.parsed, "range"), name(count))
+        bwd: list[gast.stmt] = [gast.For(target=store(loop_var), iter=replay,
                                          body=body_b, orelse=[], type_comment=None)]
         if self.loop_depth:
             push, pop = self.push([count]), self.pop([count])
