@@ -44,6 +44,24 @@ def _rule(qualname: str) -> registry.Rule:
     raise LookupError(f"no gradient rule named {qualname}")
 
 
+_SEQUENCES = (list, tuple, range, str, np.ndarray)
+
+
+def loop_length(where: str, *sequences: Any) -> int:
+    """How many times ``for x in xs`` (or ``for a, b in zip(as_, bs)``) runs, as adsrc runs it: by index.
+
+    Refuses, before the loop runs, a sequence that indexing would not iterate
+    as Python does (a dict, a set, a generator).
+    """
+    for sequence in sequences:
+        if not isinstance(sequence, _SEQUENCES):
+            raise UnsupportedSyntax(f"a differentiated loop over a {type(sequence).__name__} (adsrc indexes the "
+                                    f"sequence, which only a list, tuple, range, str or array iterates as Python "
+                                    f"does)", where, "loop over list(d) for a dict's keys (and read d[k]), or "
+                                                     "over a list made of the values")
+    return min(len(sequence) for sequence in sequences)
+
+
 def rule_vjp(qualname: str, index: int) -> Callable:
     """The vjp function registered for argument ``index`` of the primitive ``qualname``."""
     return _rule(qualname).vjps[index]

@@ -28,14 +28,17 @@ INTRO = """\
 adsrc differentiates a call to a NumPy, `math` or builtin function through that
 function's *rule*: one vector-Jacobian product (vjp) per differentiable
 argument. This page lists every built-in rule ({count} differentiable
-operations), the array methods and attributes that map to them, and the
-functions adsrc treats as having a zero gradient.
+operations), the array methods and attributes that map to them, the
+functions adsrc treats as having a zero gradient, and what each rule returns
+at the singular points of its formula.
 
 ## Registering your own rule
 
 A function adsrc has no rule for, and whose Python source it cannot
 transform, raises `NoGradientRule`. Give it a rule with
-`adsrc.register_adjoint`, in either of two spellings:
+`adsrc.register_adjoint`, in either of two spellings, which take their
+parameters in the same order, `(g, ans, *args)`: the incoming cotangent `g`,
+the primal result `ans`, then the call's own arguments.
 
 ```python
 import numpy as np
@@ -45,39 +48,54 @@ def softplus(x):
     return np.log1p(np.exp(x))
 
 # 1. One vjp per differentiable positional argument: vjp(g, ans, *args, **kwargs)
-#    gets the incoming cotangent g, the primal result ans and the call's own
-#    arguments, and returns that argument's contribution (same shape as it).
+#    returns that argument's contribution (same shape as it).
 adsrc.register_adjoint(softplus, lambda g, ans, x: g / (1.0 + np.exp(-x)))
 
 def scaled_sum(x, w):
     return w * np.sum(x)
 
-# 2. As a decorator: the rule gets (ans, g, *args) and returns one contribution
-#    (or adsrc.zero) per argument, as a tuple.
+# 2. As a decorator: the rule gets (g, ans, *args) too, and returns one
+#    contribution (or adsrc.zero) per argument, as a tuple.
 @adsrc.register_adjoint(scaled_sum)
-def scaled_sum_rule(ans, g, x, w):
+def scaled_sum_rule(g, ans, x, w):
     return g * w * np.ones_like(x), g * np.sum(x)
 ```
+
+The decorator used to take the result first; a rule whose first parameter is
+named `ans`, or whose second is named `g`, is written in that old order and
+is refused with a `TypeError` that says so, rather than run with its
+cotangent and result swapped: swap its first two parameters.
 
 Conventions, which the built-in rules follow too:
 
 * a contribution has its argument's shape: undo broadcasting by summing
-  (`adsrc.rules.unbroadcast(g, x)` does it);
+  (`adsrc.rules.unbroadcast(g, x)` does it). adsrc checks every contribution
+  of a rule you register: one whose shape differs from its argument's, or
+  that is not a real number or array (a bool, a complex value, `None`), raises
+  `InvalidArgument` naming the rule and the argument, with a note naming the
+  original line, instead of being broadcast silently into the gradient;
 * it keeps the dtype: a float32 input with a float32 cotangent gets a float32
   contribution, so write constants as Python floats;
 * `None` in place of a vjp means that positional argument has no gradient;
-  keyword arguments never get one;
+  keyword arguments never get one (passing a differentiated value by keyword
+  to a function with a rule is refused: pass it positionally);
 * a function of a list of arrays (like `np.concatenate`) returns a list of
   contributions; a function returning a tuple or list receives its cotangent
   as a tuple or list, whose entries may be `adsrc.zero`.
 
 Functions whose output carries no gradient (indices, counts, rounding,
 comparisons) are marked with `adsrc.register_nondifferentiable(f, ...)`;
-their results are treated as constants.
+their results are treated as constants. A function whose result depends on
+one of its arguments differentiably does not belong there, even if its other
+arguments are indices: `np.bincount` (its weights), `np.histogram` (weights
+and edges), `np.unique`, `np.full`/`np.full_like` (the fill value),
+`np.arange` (start and step) and `np.heaviside` have rules below.
 
 An elementwise function of one argument can be registered by its derivative
 alone, which serves both modes: `adsrc.rules.registry.defderivative(f, lambda ans,
-x: ...)` (its vjp is `g * d(ans, x)`, its tangent rule `t * d(ans, x)`). A
+x: ...)` (its vjp is `g * d(ans, x)`, its tangent rule `t * d(ans, x)`;
+`singular=True` declares a derivative that is infinite or undefined at some
+points, see below). A
 linear or multilinear function (a layout change, a product, a contraction) can
 be registered by its vjps alone with `adsrc.rules.registry.deflinear(f, *vjps)`,
 which takes the same `fuse=`/`add_into=` forms as `defvjp`: the tangent rule of
@@ -90,6 +108,55 @@ A rule may also declare a batched `fuse` form or an in-place `add_into` form,
 used when many contributions to one variable are materialized together; see
 `adsrc.rules.registry.defvjp`. The **Forms** column below names the arguments whose
 vjp has one.
+
+## Complex values
+
+Complex differentiation is not supported yet. A complex value met by a rule
+(`np.sqrt(x + 0j)`, `x * 1j`, `x.astype(complex)`), in either mode, raises
+`InvalidArgument` saying so, with a note naming the original line: a real
+gradient would silently lose the imaginary part. Functions of complex
+results such as `np.fft.fft` have no rule (`NoGradientRule`).
+
+## Singular points
+
+Where a formula has a singular point, each rule returns the following, in
+both modes (tests/test_singular.py checks every rule at zeros, ties and
+domain boundaries against one-sided finite differences, and these values
+exactly):
+
+* **Where the function is differentiable, the derivative**, even where the
+  textbook formula is not finite: `x**0` and `np.power(x, 0)` have derivative
+  0 at `x = 0` (the formula `y x**(y-1)` would give 0 * inf = NaN), `x**1`
+  has 1, `x**2` has 0; a negative base with an integer exponent is exact
+  (`d(x**3)/dx = 12` at -2); `prod` and `cumprod` with zeros, and `det` of a
+  singular matrix (its adjugate), are exact.
+* **At a kink, a subgradient, never NaN:** `abs`, `fabs` and a norm at 0 (any
+  order, vector or matrix), `std` at zero spread, `hypot` at (0, 0): 0.
+  `arctan2` at the origin, where it is not even continuous: 0. Ties:
+  `maximum`/`minimum` send half the cotangent to each side, `max`/`min`/`ptp`
+  split it evenly (their tangent is the average), `sort` gives it in the stable
+  order (its tangent is the directional derivative: tied elements ordered by
+  their tangents), the spectral norm splits it among tied singular values,
+  `np.unique` gives each value's cotangent to its first occurrence; `clip`
+  sends it to `a` at a bound, and to the upper bound where the bounds are
+  equal.
+* **An infinite derivative where the slope is infinite:** `sqrt` and `cbrt`
+  at 0, `arcsin`/`arccos` at +-1, `arccosh` at 1, `x**y` at 0 for `0 < y < 1`,
+  and `log` at 0 (where the value is -inf too): `g * inf`.
+* **A zero cotangent (or tangent) contributes exactly 0**, even where the
+  derivative is infinite or the value NaN (0 * inf = 0): in
+  `np.where(x > 0, np.sqrt(x), 0.0)`, `np.where(x > 0, np.log(x), 0.0)` or
+  `np.where(r != 0, x / r, 0.0)` the discarded branch adds nothing, so the
+  gradient at `x <= 0` or `r == 0` is finite.
+* **Undefined: refused or NaN, as documented.** The eigenvectors of `eigh` at
+  a repeated eigenvalue are not unique: a cotangent on them raises
+  `InvalidArgument` (the eigenvalues stay differentiable, their tangent the
+  eigenvalues of the projected block); the eigenvectors' tangent is NaN
+  there. The edges of `np.histogram` jump where their range is empty (all
+  values equal): refused with `InvalidArgument`. `inv`, `solve` and
+  `cholesky` of a singular matrix raise `LinAlgError` in the forward sweep,
+  as Python does. `d(x**y)/dy` for `x < 0` is NaN (`x**y` exists at integer
+  `y` only).
 """
 
 

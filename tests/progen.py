@@ -11,10 +11,16 @@ a construct adsrc must refuse.
 are differentiable at the generated inputs, keeps every condition
 independent of the differentiated arguments, and keeps values bounded, so
 that finite differences are a fair reference.
+
+``ExtendedGenerator`` (the differential tests) extends the grammar with
+views, writes into arrays the function makes, in-place operators on views
+and loop targets, dicts and lists, shadowed builtins and local functions
+with defaults; see its comment below. ``Generator`` itself is unchanged by it.
 """
 from __future__ import annotations
 
 import random
+import re
 
 KINDS = ("vec", "mat", "scal")
 
@@ -371,3 +377,691 @@ class Generator:
 
 
 MODULE_HEADER = "import math\n\nimport numpy as np\n\n\n"
+
+
+# ---------------------------------------------------------------------------
+# The extended grammar of the differential tests (tests/test_differential.py).
+#
+# ExtendedGenerator adds to the grammar above, which it leaves unchanged for
+# the other callers: views of arrays (slices, ``.T``, ``.reshape``) and reads
+# of them after their base changed; writes into arrays the function makes
+# (``y = np.zeros(3); y[i] = e``, ``y[a:b] += e``, repeated indices
+# ``y[[0, 0, 1]] = e``); in-place operators on views and on loop targets
+# (``for row in m: row *= 2.0``, ``r = m[0]; r += 1.0``); dicts and lists
+# built in the function and looped over with zip, enumerate, ``.items()`` and
+# ``.values()``; builtin names (``range``, ``len``, ``min``, ``sum``, ...)
+# shadowed by a local variable or a parameter; local ``def``s and lambdas with
+# default arguments whose source variable is rebound afterwards, and closures.
+#
+# Every program is valid Python that runs: an in-place write only ever goes
+# into memory the function allocated (a name marked ``(LOCAL, name)`` in the
+# scope: a fresh array or a view of one), never into an argument, and a write
+# inside a loop is kept only if the name still holds such memory wherever the
+# next iteration can start. A shadowed builtin is never called. The first
+# statement of every program is ``_tick()``, a call the test harness counts.
+# ---------------------------------------------------------------------------
+SHADOWABLE = ("range", "len", "min", "max", "sum", "abs", "float", "int")
+_CALLS = {name: re.compile(rf"(?<![\w.]){name}\s*\(") for name in SHADOWABLE}
+LOCAL = "local"  # scope[(LOCAL, name)]: name holds memory the function allocated (safe to write into)
+
+# Extended statements and their weights; each makes what it needs (a local array, a dict) first.
+FEATURES = {
+    "write": 3, "repeated_write": 2, "inplace_view": 2, "view_write_read": 3, "loop_local": 2,
+    "row_alias": 1, "view_read": 1, "container_loop": 3, "container": 1, "local_function": 2,
+    "shadow": 1, "make_array": 1,
+}
+
+
+def _param_pattern(name: str) -> re.Pattern:
+    return re.compile(rf"(?<![\w.'\"]){name}(?![\w'\"])")
+
+
+class ExtendedGenerator(Generator):
+    """Programs ``name(x, W, s, n)`` with views, writes, in-place ops, containers, shadowing, local functions.
+
+    ``features`` is the probability that a statement is one of the extended
+    kinds; ``max_depth`` bounds the nesting of expressions (compiling
+    dominates the cost of checking a program, and it grows with its size);
+    ``helpers`` is the probability of a module-level helper. After
+    :meth:`program`, ``tags`` names the extended constructs the program has.
+    """
+
+    def __init__(self, rng: random.Random, name: str, smooth: bool = False, size: int = 3, dim: int = 3,
+                 features: float = 0.6, max_depth: int = 1, helpers: float = 0.2):
+        super().__init__(rng, name, smooth=smooth, size=size, dim=dim)
+        self.features = features
+        self.max_depth = max_depth
+        self.helper_rate = helpers
+        self.shadowed: list[str] = []  # builtin names the main function must not call
+        self.renamed: dict[str, str] = {}  # parameter -> the builtin name it is renamed to
+        self.containers: dict[str, int] = {}  # dict or list name -> its length
+        self.defaults: dict[str, str] = {}  # local function -> the kind of its defaulted parameter
+        self.frames: list[dict] = []  # enclosing loops: start flags, in-place writes, continue points
+        self.bases: dict[str, str] = {}  # a view -> the name of the array it was made from
+        self.tags: list[str] = []
+
+    def tag(self, name: str) -> None:
+        if name not in self.tags:
+            self.tags.append(name)
+
+    def names(self, scope: dict, *kinds: str) -> list[str]:
+        return [v for v, k in scope.items() if k in kinds]
+
+    # -- expressions --------------------------------------------------------------------
+    def calls_shadowed(self, text: str) -> bool:
+        return any(_CALLS[name].search(text) for name in self.shadowed)
+
+    def expr(self, kind: str, scope: dict, depth: int = 0) -> str:
+        if kind == "int" and "x" not in scope:  # in a helper (a, b): Generator.expr would read n or x
+            return self.rng.choice(["(1)", "(2)", "len(a)"])
+        if depth >= self.max_depth:
+            depth = 3  # Generator.expr then gives a variable or a leaf
+        for _ in range(6):
+            text = super().expr(kind, scope, depth)
+            if not self.calls_shadowed(text):
+                return text
+        return self.pick(scope, kind) or {"scal": "0.5", "vec": f"np.ones({self.dim})",
+                                          "mat": f"np.eye({self.dim})", "int": "(1)"}[kind]
+
+    def gen_scal(self, scope, depth):
+        r = self.rng
+        e = lambda k: self.expr(k, scope, depth)  # noqa: E731
+        options = []
+        for p in self.names(scope, "part"):
+            options += [lambda p=p: f"np.sum({p})", lambda p=p: f"np.mean({p})", lambda p=p: f"{p}.sum()",
+                        lambda p=p: f"np.sum({p} * {p})", lambda p=p: f"np.sum(np.sin({p}))"]
+            if not self.smooth:
+                options.append(lambda p=p: f"{p}.max()")
+        for v in self.names(scope, "rvec"):
+            options += [lambda v=v: f"np.sum({v})", lambda v=v: f"{v}[{r.randrange(self.dim)}]",
+                        lambda v=v: f"np.dot({v}, {e('vec')})"]
+        for c in self.names(scope, "dict"):
+            options += [lambda c=c: f"np.sum({c}['k{r.randrange(self.containers[c])}'])",
+                        lambda c=c: f"{c}['k{r.randrange(self.containers[c])}'][{r.randrange(self.dim)}]"]
+        for c in self.names(scope, "slist"):
+            options += [lambda c=c: f"{c}[{r.randrange(self.containers[c])}]", lambda c=c: f"sum({c})"]
+        for c in self.names(scope, "vlist"):
+            options += [lambda c=c: f"np.sum({c}[{r.randrange(self.containers[c])}])"]
+        for f in self.names(scope, "fscal"):
+            options += [lambda f=f: f"{f}({e('vec')})", lambda f=f: f"{f}({e('vec')}, {e(self.defaults[f])})"]
+        for f in self.names(scope, "fvec"):
+            options += [lambda f=f: f"np.sum({f}({e('vec')}))"]
+        if not self.smooth:
+            options.append(lambda: f"min({e('scal')}, {e('scal')})")
+        if options and r.random() < 0.45:
+            return r.choice(options)()
+        return super().gen_scal(scope, depth)
+
+    def gen_vec(self, scope, depth):
+        r = self.rng
+        e = lambda k: self.expr(k, scope, depth)  # noqa: E731
+        options = [lambda v=v: v for v in self.names(scope, "rvec")]
+        for c in self.names(scope, "dict"):
+            options.append(lambda c=c: f"{c}['k{r.randrange(self.containers[c])}']")
+        for c in self.names(scope, "vlist"):
+            options.append(lambda c=c: f"{c}[{r.randrange(self.containers[c])}]")
+        for f in self.names(scope, "fvec"):
+            options += [lambda f=f: f"{f}({e('vec')})", lambda f=f: f"{f}({e('vec')}, {e(self.defaults[f])})"]
+        if options and r.random() < 0.45:
+            return r.choice(options)()
+        return super().gen_vec(scope, depth)
+
+    # -- which names hold memory the function allocated ----------------------------------------
+    def track_ownership(self, scope: dict, target: str, value: str) -> None:
+        super().track_ownership(scope, target, value)
+        self.bases.pop(target, None)
+        if value.startswith("("):  # arithmetic: a fresh array (or a number)
+            scope[(LOCAL, target)] = True
+        else:
+            scope.pop((LOCAL, target), None)
+
+    def bind(self, scope: dict, target: str, kind: str, value: str, local: bool, owned: bool = False) -> None:
+        self.track_ownership(scope, target, value)
+        scope.pop(("owned", target), None)
+        scope.pop((LOCAL, target), None)
+        if local:
+            scope[(LOCAL, target)] = True
+        if owned:
+            scope[("owned", target)] = True
+        scope[target] = kind
+
+    def locals_of(self, scope: dict, *kinds: str) -> list[str]:
+        return [v for v in self.names(scope, *kinds) if scope.get((LOCAL, v))]
+
+    def local_array(self, scope: dict, out: list, indent: str, *kinds: str) -> str:
+        """A local array of one of ``kinds``: an existing one, or a new one."""
+        have = self.locals_of(scope, *kinds)
+        if have and self.rng.random() < 0.7:
+            return self.rng.choice(have)
+        return self.make_array(scope, out, indent, self.rng.choice(kinds))
+
+    def note_write(self, name: str, frames: list | None = None) -> None:
+        """Record an in-place write into ``name`` (and into the arrays it is a view of) in the enclosing loops."""
+        seen = set()
+        while name is not None and name not in seen:
+            seen.add(name)
+            for frame in self.frames if frames is None else frames:
+                frame["writes"].add(name)
+            name = self.bases.get(name)
+
+    def absorb(self, scope: dict, value: str, out: list, indent: str) -> None:
+        """Make ``value`` (a scalar) count: add it to a scalar variable, or bind a new one."""
+        targets = [v for v in self.names(scope, "scal") if v != "s"]
+        if targets and self.rng.random() < 0.7:
+            t = self.rng.choice(targets)
+            out.append(f"{indent}{t} = {t} + {value}")
+        else:
+            t = self.fresh("a")
+            out.append(f"{indent}{t} = {value}")
+            scope[t] = "scal"
+
+    # -- statements ---------------------------------------------------------------------------
+    def stmt(self, scope: dict, depth: int, loop: bool, out: list, indent: str) -> None:
+        r = self.rng
+        if depth < 2 and r.random() < self.features:
+            features = dict(FEATURES)
+            if depth > 0 and r.random() < 0.9:  # adsrc refuses local functions inside blocks
+                features.pop("local_function")
+            if not [b for b in self.shadowed if b not in self.renamed.values()]:
+                features.pop("shadow")
+            name = r.choices(list(features), weights=list(features.values()))[0]
+            mark = len(out)
+            getattr(self, f"feature_{name}")(scope, depth, loop, out, indent)
+            if len(out) == mark:  # a loop found unsafe is dropped; a block must not end up empty
+                out.append(f"{indent}pass")
+            return
+        saved = dict(scope)
+        frames = [(f, set(f["writes"]), list(f["checks"])) for f in self.frames]
+        for _ in range(6):
+            lines: list[str] = []
+            super().stmt(scope, depth, loop, lines, indent)
+            if not any(self.calls_shadowed(line) for line in lines):
+                break
+            scope.clear()
+            scope.update(saved)
+            for f, writes, checks in frames:
+                f["writes"], f["checks"] = set(writes), list(checks)
+        if not lines or self.calls_shadowed("\n".join(lines)):
+            scope.clear()
+            scope.update(saved)
+            for f, writes, checks in frames:
+                f["writes"], f["checks"] = set(writes), list(checks)
+            lines = [f"{indent}pass"]
+        if len(lines) == 2 and lines[1].strip() == "continue" and self.frames:
+            self.frames[-1]["checks"].append(dict(scope))
+        out.extend(lines)
+
+    def make_array(self, scope: dict, out: list, indent: str, kind: str) -> str:
+        r, d = self.rng, self.dim
+        length = f"{d}" if "len" in self.shadowed else "len(x)"
+        value = r.choice({
+            "vec": [f"np.zeros({d})", f"np.zeros({length})", "np.zeros_like(x)", "x.copy()", "np.array(x)",
+                    f"np.ones({d}) * {self.expr('scal', scope)}", "np.zeros(x.shape)", f"np.full({d}, 0.5)"],
+            "mat": [f"np.zeros(({d}, {d}))", "np.zeros_like(W)", "W.copy()", "np.array(W)", "W * 1.0",
+                    f"np.eye({d})", "np.ones_like(W)", f"np.zeros(({length}, {d}))"],
+        }[kind])
+        target = self.fresh("y")
+        out.append(f"{indent}{target} = {value}")
+        self.bind(scope, target, kind, value, local=True, owned=True)
+        self.tag("array made in the function")
+        return target
+
+    def view_of(self, base: str, kind: str) -> tuple[str, str]:
+        """(expression, kind) of a view of ``base``; "part" is an array of another shape."""
+        r, d = self.rng, self.dim
+        if kind == "vec":
+            k = r.randint(1, d)
+            options = [(f"{base}[:{k}]", "part"), (f"{base}[{k - 1}:]", "part"), (f"{base}[::-1]", "vec"),
+                       (f"{base}[:]", "vec"), (f"{base}.T", "vec"), (f"{base}.reshape({d})", "vec"),
+                       (f"{base}.reshape(1, -1)", "part"), (f"{base}.reshape(-1, 1)[:, 0]", "vec"),
+                       (f"{base}[None]", "part"), (f"{base}[1::2]" if d > 1 else f"{base}[::2]", "part")]
+        else:
+            i, j, k = r.randrange(d), r.randrange(d), r.randint(1, d)
+            options = [(f"{base}[{i}]", "vec"), (f"{base}[:, {j}]", "vec"), (f"{base}.T", "mat"),
+                       (f"{base}.T[{i}]", "vec"), (f"{base}.reshape(-1)", "part"),
+                       (f"{base}.reshape({d * d})[:{d}]", "vec"), (f"{base}.reshape({d}, {d})", "mat"),
+                       (f"{base}[:{k}]", "part"), (f"{base}[:, :{k}]", "part"), (f"np.transpose({base})", "mat"),
+                       (f"{base}.ravel()", "part"), (f"{base}[{i}:{i + 1}, {j}]", "part"),
+                       (f"{base}[{i}][{j}:]", "part")]
+        return r.choice(options)
+
+    def make_view(self, scope: dict, out: list, indent: str, base: str) -> str:
+        local = bool(scope.get((LOCAL, base)))
+        expression, kind = self.view_of(base, scope[base])
+        target = self.fresh("w")
+        out.append(f"{indent}{target} = {expression}")
+        self.bind(scope, target, kind, expression, local=local)
+        self.bases[target] = base
+        self.tag("view of a local array" if local else "view of an argument")
+        return target
+
+    def write(self, y: str, scope: dict, out: list, indent: str) -> None:
+        """A write into the local array ``y``: an element, a slice, a column; plain or ``op=``."""
+        r, d = self.rng, self.dim
+        S = lambda: self.expr("scal", scope)  # noqa: E731
+        V = lambda: self.expr("vec", scope)  # noqa: E731
+        op = r.choice(["", "", "+", "-", "*"])
+        i, j, a = r.randrange(d), r.randrange(d), r.randrange(d)
+        b = r.randint(a + 1, d)
+        ints = self.names(scope, "int")
+        if scope[y] == "part":
+            line = f"{y}[...] {op}= {S()}"
+        elif scope[y] == "vec":
+            index = f"{r.choice(ints)} % {d}" if ints and r.random() < 0.3 else str(i)
+            line = r.choice([
+                lambda: f"{y}[{index}] {op}= {S()}",
+                lambda: f"{y}[{a}:{b}] {op}= {S()}",
+                lambda: f"{y}[{a}:{b}] {op}= ({V()})[{a}:{b}]",
+                lambda: f"{y}[:] {op}= {V()}",
+                lambda: f"{y}[::-1] {op}= {V()}",
+                lambda: f"{y}[-1] {op}= {S()}",
+            ])()
+        elif r.random() < 0.85:
+            line = r.choice([
+                lambda: f"{y}[{i}] {op}= {V()}",
+                lambda: f"{y}[{i}, {j}] {op}= {S()}",
+                lambda: f"{y}[:, {j}] {op}= {V()}",
+                lambda: f"{y}[{a}:{b}] {op}= {S()}",
+                lambda: f"{y}[{a}:{b}, {j}] {op}= {S()}",
+            ])()
+        else:  # through a view made on the fly
+            line = r.choice([lambda: f"{y}[{i}][{j}] {op}= {S()}", lambda: f"{y}.T[{i}] {op}= {V()}"])()
+        if not self.smooth and scope[y] != "part" and r.random() < 0.05:
+            line = f"{y}[{y} > {S()}] = {S()}"
+        out.append(indent + line)
+        self.note_write(y)
+        self.tag("write into a local array")
+
+    def inplace(self, target: str, scope: dict, out: list, indent: str) -> None:
+        """``target op= e`` on a local array (or a view of one)."""
+        r = self.rng
+        kind = scope[target]
+        op = r.choice(["+", "-", "*", "*"])
+        value = self.expr("scal" if kind == "part" or r.random() < 0.5 else kind, scope)
+        out.append(f"{indent}{target} {op}= {value}")
+        self.note_write(target)
+        self.tag("in-place op on a view" if not scope.get(("owned", target)) else "in-place op")
+
+    # -- the extended statements; each makes what it needs first -------------------------------
+    def feature_make_array(self, scope, depth, loop, out, indent) -> None:
+        y = self.make_array(scope, out, indent, self.rng.choice(["vec", "mat"]))
+        self.write(y, scope, out, indent)
+
+    def feature_write(self, scope, depth, loop, out, indent) -> None:
+        y = self.local_array(scope, out, indent, "vec", "mat")
+        for _ in range(self.rng.randint(1, 2)):
+            self.write(y, scope, out, indent)
+
+    def feature_repeated_write(self, scope, depth, loop, out, indent) -> None:
+        r, d = self.rng, self.dim
+        y = self.local_array(scope, out, indent, "vec", "mat")
+        count = r.randint(2, d + 1)
+        index = [r.randrange(d) for _ in range(count)]
+        index[r.randrange(1, count)] = index[0]  # at least one index repeats
+        op = r.choice(["", "", "+", "-", "*"])
+        if scope[y] == "vec":
+            value = f"({self.expr('vec', scope)})[:{count}]" if count <= d and r.random() < 0.6 \
+                else self.expr("scal", scope)
+            out.append(f"{indent}{y}[{index}] {op}= {value}")
+        elif r.random() < 0.5:
+            out.append(f"{indent}{y}[{index}] {op}= {self.expr('vec', scope)}")
+        else:
+            out.append(f"{indent}{y}[{index}, {r.randrange(d)}] {op}= {self.expr('scal', scope)}")
+        self.note_write(y)
+        self.tag("repeated-index write")
+
+    def feature_inplace_view(self, scope, depth, loop, out, indent) -> None:
+        base = self.local_array(scope, out, indent, "vec", "mat")
+        view = self.make_view(scope, out, indent, base)
+        self.inplace(view, scope, out, indent)
+        if self.rng.random() < 0.6:
+            self.absorb(scope, f"np.sum({base} * {base})", out, indent)
+
+    def feature_view_write_read(self, scope, depth, loop, out, indent) -> None:
+        """A view of a local array, a write into its base (or through it), then a read of the other."""
+        r = self.rng
+        base = self.local_array(scope, out, indent, "vec", "mat")
+        view = self.make_view(scope, out, indent, base)
+        if r.random() < 0.4:
+            self.inplace(view, scope, out, indent) if r.random() < 0.5 else self.write(view, scope, out, indent)
+            reader = base
+        else:
+            self.inplace(base, scope, out, indent) if r.random() < 0.3 else self.write(base, scope, out, indent)
+            reader = view
+        self.absorb(scope, r.choice([f"np.sum({reader} * {reader})", f"np.sum({reader})"]), out, indent)
+        self.tag("view read after a write")
+
+    def feature_loop_local(self, scope, depth, loop, out, indent) -> None:
+        self.local_array(scope, out, indent, *(["mat"] * 3 + ["vec"]))
+        self.loop(scope, depth, out, indent, force=self.rng.choice(["local rows"] * 3 + ["local elements"]))
+
+    def feature_row_alias(self, scope, depth, loop, out, indent) -> None:
+        r, d = self.rng, self.dim
+        rows = self.local_array(scope, out, indent, "mat")
+        target = self.fresh("r")
+        out.append(f"{indent}{target} = {rows}[{r.randrange(d)}]")
+        self.bind(scope, target, "vec", f"{rows}[0]", local=True)
+        self.bases[target] = rows
+        value = r.choice(["1.0", "2.0", self.expr("scal", scope)])
+        out.append(f"{indent}{target} {r.choice(['+', '-', '*'])}= {value}")
+        self.note_write(target)
+        if r.random() < 0.7:
+            self.absorb(scope, f"np.sum({rows} * {rows})", out, indent)
+        self.tag("in-place op on a row alias")
+
+    def feature_view_read(self, scope, depth, loop, out, indent) -> None:
+        r = self.rng
+        bases = self.names(scope, "vec", "mat")
+        view = self.make_view(scope, out, indent, r.choice(bases))
+        if r.random() < 0.7:
+            self.absorb(scope, f"np.sum({view} * {view})", out, indent)
+
+    def feature_container(self, scope, depth, loop, out, indent) -> str:
+        r = self.rng
+        count = r.randint(1, 3)
+        choice = r.choice(["dict", "dict", "slist", "vlist"])
+        if choice == "dict":
+            target = self.fresh("d")
+            dicts = self.names(scope, "dict")
+            if dicts and r.random() < 0.2:
+                source = r.choice(dicts)
+                k, v = self.fresh("kk"), self.fresh("vv")
+                body = self.expr("vec", {**scope, v: "vec"})
+                value = f"{{{k}: {body} for {k}, {v} in {source}.items()}}"
+                count = self.containers[source]
+                self.tag("dict comprehension")
+            else:
+                value = "{" + ", ".join(f"'k{i}': {self.expr('vec', scope)}" for i in range(count)) + "}"
+        elif choice == "slist":
+            target = self.fresh("l")
+            value = "[" + ", ".join(self.expr("scal", scope) for _ in range(count)) + "]"
+        else:
+            target = self.fresh("vl")
+            value = "[" + ", ".join(self.expr("vec", scope) for _ in range(count)) + "]"
+        out.append(f"{indent}{target} = {value}")
+        self.bind(scope, target, choice, value, local=False)
+        self.containers[target] = count
+        self.tag("dict or list")
+        return target
+
+    def feature_container_loop(self, scope, depth, loop, out, indent) -> None:
+        r = self.rng
+        if not self.names(scope, "dict", "slist", "vlist") or r.random() < 0.5:
+            self.feature_container(scope, depth, loop, out, indent)
+        if self.names(scope, "dict") and self.names(scope, "slist", "vlist") and r.random() < 0.5:
+            pass
+        elif self.names(scope, "dict") and r.random() < 0.5:
+            self.feature_container(scope, depth, loop, out, indent)  # maybe a list to zip with
+        kinds = [k for k in ("dict", "slist", "vlist") if self.names(scope, k)]
+        force = {"dict": "dict", "slist": "list", "vlist": "vlist"}[r.choice(kinds + ["dict"] * ("dict" in kinds))]
+        self.loop(scope, depth, out, indent, force=force)
+
+    def feature_shadow(self, scope, depth, loop, out, indent) -> None:
+        name = self.rng.choice([b for b in self.shadowed if b not in self.renamed.values()])
+        value = self.expr("scal", scope)
+        out.append(f"{indent}{name} = {value}")
+        self.track_ownership(scope, name, value)
+        scope[name] = "scal"
+        self.tag("shadowed builtin (local)")
+
+    def feature_local_function(self, scope, depth, loop, out, indent) -> None:
+        r = self.rng
+        name = self.fresh("g")
+        t, c = self.fresh("t"), self.fresh("c")
+        returns = r.choice(["vec", "scal"])
+        default_kind = r.choice(["scal", "scal", "vec"])
+        sources = [v for v in self.names(scope, default_kind) if v not in ("x", "W", "s")]
+        if not sources or r.random() < 0.4:
+            source = self.fresh("a" if default_kind == "scal" else "v")
+            value = self.expr(default_kind, scope)
+            out.append(f"{indent}{source} = {value}")
+            self.track_ownership(scope, source, value)
+            scope[source] = default_kind
+        elif r.random() < 0.8:
+            source = r.choice(sources)
+        else:
+            source = r.choice(self.names(scope, default_kind))
+        inner = {k: v for k, v in scope.items() if isinstance(k, str)}
+        inner.update({t: "vec", c: default_kind})
+        mark = len(out)
+        if r.random() < 0.5:
+            out.append(f"{indent}{name} = lambda {t}, {c}={source}: {self.expr(returns, inner)}")
+            self.tag("lambda with a default")
+        else:
+            out.append(f"{indent}def {name}({t}, {c}={source}):")
+            for _ in range(r.randint(0, 2)):
+                u = self.fresh("u")
+                kind = r.choice(["vec", "scal"])
+                out.append(f"{indent}    {u} = {self.expr(kind, inner)}")
+                inner[u] = kind
+            out.append(f"{indent}    return {self.expr(returns, inner)}")
+            self.tag("local def with a default")
+        text = "\n".join(out[mark:])
+        for v in list(scope):  # the function holds these (its default, its closure): no longer sole owners
+            if isinstance(v, str) and v in text:
+                scope.pop(("owned", v), None)
+        scope[name] = "f" + returns
+        self.defaults[name] = default_kind
+        if source not in ("x", "W", "s") and r.random() < 0.8:  # rebind the default's source afterwards
+            value = self.expr(default_kind, scope)
+            out.append(f"{indent}{source} = {value}")
+            self.track_ownership(scope, source, value)
+            self.tag("default's source rebound")
+        if r.random() < 0.8:
+            call = f"{name}({self.expr('vec', scope)})"
+            self.absorb(scope, f"np.sum({call})" if returns == "vec" else call, out, indent)
+
+    # -- loops --------------------------------------------------------------------------------
+    def loop(self, scope, depth, out, indent, force=None):
+        r = self.rng
+        mark = len(out)
+        inner = dict(scope)
+        targets: list[str] = []
+        uses: list[str] = []
+        first: list[str] = []  # loop targets to write into first
+        local_mats, local_vecs = self.locals_of(scope, "mat"), self.locals_of(scope, "vec")
+        dicts, slists, vlists = self.names(scope, "dict"), self.names(scope, "slist"), self.names(scope, "vlist")
+        choice = force
+        if choice is None:
+            choices = ["range", "rows", "elements", "enumerate", "while"]
+            if "range" in self.shadowed:
+                choices.remove("range")
+            choices += ["local rows"] * bool(local_mats) + ["local elements"] * bool(local_vecs)
+            choices += ["dict"] * bool(dicts) + ["list"] * bool(slists) + ["vlist"] * bool(vlists)
+            choice = r.choice(choices)
+        if choice == "local rows" and not local_mats:
+            choice = "local elements"
+        if choice == "local elements" and not local_vecs:
+            choice = "elements"
+        header = None
+        if choice == "range":
+            i = self.fresh("i")
+            header = f"for {i} in range({r.choice(['3', 'n', '2'])}):"
+            inner[i] = "int"
+            targets = [i]
+        elif choice == "rows":
+            v = self.fresh("row")
+            header = f"for {v} in {r.choice(['W', 'W.T'])}:"
+            inner[v] = "vec"
+            targets = [v]
+        elif choice == "elements":
+            v = self.fresh("xi")
+            header = f"for {v} in x:"
+            inner[v] = "scal"
+            targets = [v]
+        elif choice == "enumerate":
+            i, v = self.fresh("i"), self.fresh("row")
+            header = f"for {i}, {v} in enumerate(W):"
+            inner[i], inner[v] = "int", "vec"
+            targets = [i, v]
+        elif choice == "while":
+            k = self.fresh("k")
+            out.append(f"{indent}{k} = 0")
+            out.append(f"{indent}while {k} < {r.choice(['2', '3', 'n'])}:")
+            out.append(f"{indent}    {k} += 1")
+            inner[k] = "int"
+        elif choice == "local rows":
+            m = r.choice(local_mats)
+            v = self.fresh("row")
+            self.note_write(m)  # the rows are written: m must hold local memory whenever this loop starts
+            self.bases[v] = m
+            form = r.randrange(3)
+            if form == 2:
+                i = self.fresh("i")
+                header = f"for {i}, {v} in enumerate({m}):"
+                inner[i] = "int"
+                targets = [i]
+            else:
+                header = f"for {v} in {m}{'.T' if form else ''}:"
+            inner[v] = "vec"
+            inner[(LOCAL, v)] = True
+            inner.pop(("owned", v), None)
+            targets.append(v)
+            if r.random() < 0.8:
+                first.append(v)
+            self.tag("loop over a local array")
+        elif choice == "local elements":
+            y = r.choice(local_vecs)
+            v = self.fresh("xi")
+            header = f"for {v} in {y}:"
+            inner[v] = "scal"
+            targets = [v]
+            uses.append(v)
+            self.tag("loop over a local array")
+        elif choice == "dict":
+            dct = r.choice(dicts)
+            k, v, c, i = self.fresh("key"), self.fresh("val"), self.fresh("c"), self.fresh("i")
+            lists = slists + vlists
+            form = r.randrange(8) if lists else r.choice([0, 1, 2, 5, 6])
+            other = r.choice(lists) if lists else None
+            other_kind = {"slist": "scal", "vlist": "vec"}.get(scope.get(other))
+            if form == 0:
+                header = f"for {k} in {dct}:"
+                inner[f"{dct}[{k}]"] = "rvec"
+                uses.append(f"np.sum({dct}[{k}])")
+            elif form == 1:
+                header = f"for {k}, {v} in {dct}.items():"
+                inner[v] = "vec"
+                uses.append(f"np.sum({v})")
+            elif form == 2:
+                header = f"for {v} in {dct}.values():"
+                inner[v] = "vec"
+                uses.append(f"np.sum({v})")
+            elif form == 3:
+                header = f"for {k}, {c} in zip({dct}, {other}):"
+                inner[f"{dct}[{k}]"] = "rvec"
+                inner[c] = other_kind
+                uses.append(f"np.sum({dct}[{k}] * {c})")
+            elif form == 4:
+                header = f"for ({k}, {v}), {c} in zip({dct}.items(), {other}):"
+                inner[v], inner[c] = "vec", other_kind
+                uses.append(f"np.sum({v} * {c})")
+            elif form == 5:
+                header = f"for {i}, {k} in enumerate({dct}):"
+                inner[i] = "int"
+                inner[f"{dct}[{k}]"] = "rvec"
+                uses.append(f"np.sum({dct}[{k}]) * {i}")
+            elif form == 6:
+                header = f"for {k}, {v} in zip({dct}, {dct}.values()):"
+                inner[v] = "vec"
+                inner[f"{dct}[{k}]"] = "rvec"
+                uses.append(f"np.sum({dct}[{k}] * {v})")
+            else:
+                header = f"for {i}, ({v}, {c}) in enumerate(zip({dct}.values(), {other})):"
+                inner[i], inner[v], inner[c] = "int", "vec", other_kind
+                uses.append(f"np.sum({v} * {c}) * {i}")
+            targets = [n for n in (k, v, c, i) if re.search(rf"\b{n}\b", header)]
+            self.tag("loop over a dict")
+        elif choice == "list":
+            lst = r.choice(slists)
+            c, i, v = self.fresh("c"), self.fresh("i"), self.fresh("row")
+            form = r.randrange(4)
+            if form == 0:
+                header = f"for {c} in {lst}:"
+            elif form == 1:
+                header = f"for {i}, {c} in enumerate({lst}):"
+                inner[i] = "int"
+            elif form == 2:
+                header = f"for {c}, {v} in zip({lst}, x):"
+                inner[v] = "scal"
+                uses.append(f"{v} * {c}")
+            else:
+                header = f"for {c}, {v} in zip({lst}, W):"
+                inner[v] = "vec"
+                uses.append(f"np.sum({v}) * {c}")
+            inner[c] = "scal"
+            uses.append(c)
+            targets = [n for n in (c, i, v) if re.search(rf"\b{n}\b", header)]
+            self.tag("loop over a list")
+        else:
+            lst = r.choice(vlists)
+            v, u, i = self.fresh("row"), self.fresh("val"), self.fresh("i")
+            if dicts and r.random() < 0.5:
+                header = f"for {v}, {u} in zip({lst}, {r.choice(dicts)}.values()):"
+                inner[u] = "vec"
+                uses.append(f"np.sum({v} * {u})")
+            else:
+                header = f"for {i}, {v} in enumerate({lst}):"
+                inner[i] = "int"
+                uses.append(f"np.sum({v}) * {i}")
+            inner[v] = "vec"
+            targets = [n for n in (v, u, i) if re.search(rf"\b{n}\b", header)]
+            self.tag("loop over a list")
+        if header is not None:
+            out.append(f"{indent}{header}")
+        body = indent + "    "
+        start = len(out)
+        frame = {"start": dict(inner), "writes": set(), "checks": []}
+        self.frames.append(frame)
+        for v in first:
+            self.inplace(v, inner, out, body)
+        if uses and r.random() < 0.8:
+            self.absorb(inner, r.choice(uses), out, body)
+        self.block(inner, r.randint(0 if len(out) > start else 1, 2), depth + 1, True, out, body)
+        if len(out) == start:
+            out.append(f"{body}pass")
+        self.frames.pop()
+        # A write is safe in every iteration if the name still holds local memory wherever
+        # the next iteration can start: at the end of the body and at each ``continue``.
+        for name in frame["writes"]:
+            if name in targets or not frame["start"].get((LOCAL, name)):
+                continue
+            if not all(state.get((LOCAL, name)) for state in [inner] + frame["checks"]):
+                del out[mark:]
+                return
+        self.keep_common(scope, inner)
+
+    # -- whole programs ------------------------------------------------------------------------
+    def program(self) -> str:
+        r = self.rng
+        if r.random() < self.helper_rate:
+            self.helper()
+        if r.random() < 0.06:
+            self.renamed["s"] = r.choice(["min", "max", "sum", "abs"])
+        if r.random() < 0.05:
+            self.renamed["n"] = r.choice(["len", "range", "int"])
+        self.shadowed = list(self.renamed.values())
+        if r.random() < 0.12:
+            self.shadowed.append(r.choice([b for b in ("range", "len", "min", "max", "sum", "abs", "float")
+                                           if b not in self.shadowed]))
+        if self.renamed:
+            self.tag("shadowed builtin (parameter)")
+        scope = {"x": "vec", "W": "mat", "s": "scal", "n": "int"}
+        out = [f"def {self.name}(x, W, s, n):", "    _tick()"]
+        if [b for b in self.shadowed if b not in self.renamed.values()] and r.random() < 0.7:
+            self.feature_shadow(scope, 0, False, out, "    ")
+        self.block(scope, r.randint(1, self.size), 0, False, out, "    ")
+        terms = [self.expr("scal", scope)]
+        sinks = [v for v in self.names(scope, "scal") if v != "s"]
+        terms += r.sample(sinks, min(len(sinks), r.randint(1, 3)))
+        arrays = [v for v, k in scope.items() if k in ("vec", "mat", "part")
+                  and (scope.get((LOCAL, v)) or k == "part")]
+        terms += [f"np.sum({v} * {v}) * 0.5" for v in r.sample(arrays, min(len(arrays), r.randint(1, 3)))]
+        out.append(f"    return {' + '.join(terms)}")
+        text = "\n".join(out)
+        for param, name in self.renamed.items():
+            text = _param_pattern(param).sub(name, text)
+        return "\n\n\n".join(self.helpers + [text])
+
+
+EXTENDED_HEADER = "import math\n\nimport numpy as np\n\nfrom diffgen import tick as _tick\n\n\n"

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..rules import registry
 from .activity import Activity, gradient_reads, is_append, target_names
+from .desugar import builtin_name
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import call, const, located, name, store
@@ -192,7 +193,8 @@ class ANF(CalleeResolver):
             if isinstance(seq, gast.Name):
                 self.single_use.discard(seq.id)  # read in every iteration
             index = self.namer.fresh("i")
-            loop.iter = call("range", call("len", seq))
+            loop.iter = call(builtin_name(self.parsed, "range"),
+                             call(self.runtime["loop_length"], const(self.parsed.where(loop)), seq))
             gast.copy_location(loop.iter, loop)
             loop.target = store(index)
             body = self.block([gast.copy_location(gast.Assign(

@@ -13,26 +13,49 @@ Input: a fenced FunctionDef. Output: a FunctionDef in which
   expression becomes an if statement assigning a fresh name, as does any
   ``and``/``or`` whose operands are not all evidently bools (its result may
   be a differentiable operand);
-* ``for i, x in enumerate(xs)`` and ``for a, b in zip(as_, bs)`` are index
-  loops, and tuple loop targets are unpacked in the body;
+* ``for i, x in enumerate(xs)`` is a plain loop ``for x in xs`` with a
+  counter beside it, so it iterates as Python does (a dict gives its keys);
+  ``for a, b in zip(as_, bs)`` is an index loop, which only a sequence
+  (list, tuple, range, str, NumPy array) runs as Python would: a zip over
+  something else (a dict, a dict view, a set, a generator) is refused, at
+  compile time where the argument is evidently not a sequence, else by a
+  check before the loop that raises UnsupportedSyntax naming the line;
+* a loop whose iterable is a name the loop itself rebinds (``for x in x``)
+  runs over the object the name held when the loop began; tuple loop
+  targets are unpacked in the body;
+* the builtins generated code calls (``range``, ``len``, ``min`` and the
+  ones the zip check needs) are called under names the function does not
+  bind: their own name where the function never rebinds it, else a fresh
+  name bound by ``from builtins import ...`` at the top of the body (see
+  :func:`builtin_name`); ``zip``, ``enumerate`` and ``sum`` are lowered only
+  where the name is the builtin;
 * every ``break``, ``continue`` and ``return`` is the last statement of its
   block, and nothing follows a statement that may jump: what followed is
   copied into each branch that falls through, so the reverse pass needs only
   branch records and iteration counts;
 * a ``return`` inside a loop sets a result and a flag and breaks, and the
-  function has either one ``return`` at its end or a ``result`` variable.
+  function has either one ``return`` at its end or a ``result`` variable;
+  a function that may end without a return returns None.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 
 import gast
+import numpy as np
 
 from ..errors import UnsupportedSyntax
 from .inline import inline_local_functions
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
-from .parse import Parsed
+from .parse import _MISSING, Parsed
+
+# Builtins that generated code may call: the index loops of zip (here) and of ANF,
+# and the backward sweep's replay of loops.
+GENERATED_BUILTINS = ("range", "len", "min")
+# Methods whose result is a dict view: never indexed by position.
+_DICT_VIEWS = ("keys", "values", "items")
 
 
 class Simplify(gast.NodeTransformer):
@@ -107,7 +130,8 @@ class _ComprehensionHoister(gast.NodeTransformer):
     def visit_Call(self, node: gast.Call):
         func = node.func
         if not (isinstance(func, gast.Name) and func.id == "sum" and node.args
-                and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp))):
+                and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp))
+                and self.desugar.is_builtin("sum")):
             return self.generic_visit(node)
         comp = node.args[0]
         start = self.visit(node.args[1]) if len(node.args) > 1 else const(0)
@@ -117,6 +141,11 @@ class _ComprehensionHoister(gast.NodeTransformer):
         self.before.extend(located([assign(total, start, node)] + self.loops(comp, body), node))
         return name(total)
 
+    def visit_Lambda(self, node: gast.Lambda) -> gast.Lambda:
+        """Only the defaults run where the lambda is defined; its body is desugared where it is inlined."""
+        node.args.defaults = [self.visit(d) for d in node.args.defaults]
+        return node
+
     def visit_ListComp(self, node):
         self.desugar.isolate_targets(node)
         items = self.desugar.namer.fresh(self.hint(node, "list_of_", "items"))
@@ -125,6 +154,7 @@ class _ComprehensionHoister(gast.NodeTransformer):
             args=[node.elt], keywords=[]))
         empty = assign(items, gast.List(elts=[], ctx=gast.Load()), node)
         self.before.extend(located([empty] + self.loops(node, [append]), node))
+        self.desugar.lists.add(items)
         return name(items)
 
     visit_GeneratorExp = visit_ListComp
@@ -181,6 +211,66 @@ class Desugar:
         self.namer = namer
         self.result: str | None = None
         self.flag: str | None = None
+        self.lists: set[str] = set()  # names of the lists comprehensions became (sequences)
+        self.aliases: dict[str, str] = {}  # builtin -> the fresh name generated code calls it by
+        self.bound_builtins: set[str] = set()  # the aliases the generated code needs bound
+
+    # -- builtins ----------------------------------------------------------
+    def find_bindings(self, node: gast.FunctionDef) -> None:
+        """Which names the function binds itself, and which it reads from outside."""
+        self._mentioned = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        self._bound = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        self._bound |= {a.id for a in node.args.args + node.args.kwonlyargs}
+        self._bound |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n is not node}
+        # Names that hold a dict somewhere: zip over them is refused before anything runs.
+        self._dicts = {t.id for n in gast.walk(node) if isinstance(n, gast.Assign) and _makes_dict(n.value, self)
+                       for t in n.targets if isinstance(t, gast.Name)}
+
+    def is_builtin(self, builtin: str) -> bool:
+        """True if ``builtin`` means the builtin of that name everywhere in the function."""
+        if builtin in self._bound:
+            return False
+        obj = self.parsed.resolve(builtin)
+        return obj is _MISSING or obj is getattr(builtins, builtin)
+
+    def builtin(self, builtin: str) -> str:
+        """The name generated code calls ``builtin`` by: its own, unless the function binds
+        that name (a parameter, a local, a global or closure value of that name)."""
+        if builtin in self.aliases:
+            self.bound_builtins.add(builtin)
+            return self.aliases[builtin]
+        return builtin
+
+    def reserve_builtins(self) -> None:
+        """Give each builtin generated code may call a name the function does not bind.
+
+        A builtin the function never rebinds keeps its name, which no temporary
+        may then take. Any other gets a fresh name, entered in the function's
+        outside values (so that resolvers know it for the builtin, a
+        non-differentiable function) and bound by ``from builtins import``.
+        """
+        for builtin in GENERATED_BUILTINS:
+            if builtin not in self._mentioned or self.is_builtin(builtin):
+                self.namer.taken.add(builtin)
+            else:
+                alias = self.namer.fresh(builtin)
+                self.aliases[builtin] = alias
+                self.parsed.closure[alias] = getattr(builtins, builtin)
+
+    def bind_builtins(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """``from builtins import range as range_1, ...`` first, for the aliases generated code calls.
+
+        The later passes lower loops (ANF) and replay them (the reverse pass)
+        with ``range`` and ``len``: wherever the function has a loop, those two
+        are bound too."""
+        if any(isinstance(n, (gast.For, gast.While)) for s in body for n in gast.walk(s)):
+            for builtin in ("range", "len"):
+                self.builtin(builtin)
+        names = [gast.alias(name=b, asname=self.aliases[b]) for b in GENERATED_BUILTINS if b in self.bound_builtins]
+        if not names:
+            return body
+        binding = gast.ImportFrom(module="builtins", names=names, level=0)
+        return located([binding], body[0] if body else self.parsed.node) + body
 
     # -- comprehensions --------------------------------------------------
     def isolate_targets(self, comp: gast.AST) -> None:
@@ -224,40 +314,115 @@ class Desugar:
         return out
 
     def _sequence(self, expr: gast.expr, hint: str, before: list, loop: gast.For) -> gast.expr:
-        """The sequence a loop indexes: a name, bound to a fresh one if the body rebinds it
+        """The sequence a loop indexes: a name, bound to a fresh one if the loop rebinds it
         (Python iterates over the object the name held when the loop began)."""
-        if isinstance(expr, gast.Name) and expr.id not in stored_names(loop.body):
+        if isinstance(expr, gast.Name) and expr.id not in _rebound(loop):
             return expr
         seq = self.namer.fresh(hint)
         before.append(assign(seq, expr, expr))
         return name(seq)
 
+    def _builtin_call(self, node: gast.expr) -> str | None:
+        """The name of the builtin ``node`` calls (zip, enumerate), if it is one, without ``*``."""
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and self.is_builtin(node.func.id) \
+                and not any(isinstance(a, gast.Starred) for a in node.args) \
+                and all(k.arg is not None for k in node.keywords):
+            return node.func.id
+        return None
+
     def _lower_for(self, loop: gast.For) -> list[gast.stmt]:
         it, target, before = loop.iter, loop.target, []
-        func = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) else None
-        if func == "enumerate" and len(it.args) == 1 and not it.keywords and isinstance(target, gast.Tuple) \
-                and len(target.elts) == 2 and isinstance(target.elts[0], gast.Name):
-            seq = self._sequence(it.args[0], "seq", before, loop)
-            index = target.elts[0].id
-            loop.iter = call("range", call("len", seq))
-            loop.target = store(index)
-            loop.body = located([gast.Assign(targets=[target.elts[1]], value=gast.Subscript(
-                value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()), type_comment=None)], loop) + loop.body
-        elif func == "zip" and it.args and not it.keywords and isinstance(target, gast.Tuple) \
-                and len(target.elts) == len(it.args):
-            seqs = [self._sequence(a, "seq", before, loop) for a in it.args]
-            index = self.namer.fresh("i")
-            lengths = [call("len", copy.deepcopy(s)) for s in seqs]
-            loop.iter = call("range", lengths[0] if len(lengths) == 1 else call("min", *lengths))
-            loop.target = store(index)
-            loop.body = located([gast.Assign(targets=[t], value=gast.Subscript(
-                value=copy.deepcopy(s), slice=name(index), ctx=gast.Load()), type_comment=None)
-                for t, s in zip(target.elts, seqs)], loop) + loop.body
-        elif not isinstance(target, gast.Name):
+        func = self._builtin_call(it)
+        if func == "enumerate" and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args \
+                and all(k.arg == "start" for k in it.keywords):
+            return self._lower_enumerate(loop)
+        if func == "zip" and it.args and not it.keywords:
+            return self._lower_zip(loop)
+        if isinstance(it, gast.Name) and it.id in _names_in([target]):
+            # for x in x: the loop runs over what x held first.
+            loop.iter = self._sequence(it, f"{it.id}_seq", before, loop)
+        if not isinstance(target, gast.Name):
             item = self.namer.fresh("item")
             loop.target = store(item)
             loop.body = located([gast.Assign(targets=[target], value=name(item), type_comment=None)], loop) + loop.body
         return located(before, loop) + [loop]
+
+    def _lower_enumerate(self, loop: gast.For) -> list[gast.stmt]:
+        """``for i, x in enumerate(xs, start)``: ``for x in xs`` with a counter, which
+        iterates over ``xs`` as Python does (a dict gives its keys)."""
+        it, target = loop.iter, loop.target
+        start = it.args[1] if len(it.args) > 1 else it.keywords[0].value if it.keywords else const(0)
+        pair = isinstance(target, gast.Tuple) and len(target.elts) == 2
+        hint = f"next_{target.elts[0].id}" if pair and isinstance(target.elts[0], gast.Name) else "count"
+        count = self.namer.fresh(hint)
+        step = assign(count, gast.BinOp(left=name(count), op=gast.Add(), right=const(1)))
+        if pair:
+            index, item = target.elts
+            prefix = [gast.Assign(targets=[index], value=name(count), type_comment=None), step]
+        else:
+            fresh = self.namer.fresh("item")
+            item = store(fresh)
+            prefix = [gast.Assign(targets=[target], value=gast.Tuple(elts=[name(count), name(fresh)],
+                                                                      ctx=gast.Load()), type_comment=None), step]
+        before = located([assign(count, start)], loop)
+        loop.iter, loop.target = it.args[0], item
+        loop.body = located(prefix, loop) + loop.body
+        return before + self._lower_for(loop)
+
+    def _lower_zip(self, loop: gast.For) -> list[gast.stmt]:
+        """``for a, b in zip(as_, bs)``: ``for i in range(loop_length(where, as_, bs)): a = as_[i]; b = bs[i]``;
+        ``loop_length`` checks that each argument is a sequence, which indexing runs as Python's zip
+        (``min(len(as_), len(bs))`` where that is evident).
+        A zip among the arguments (``zip(xs, zip(ys, zs))``) adds its own to the index loop."""
+        it, target, before = loop.iter, loop.target, []
+        index = self.namer.fresh("i")
+        seqs: list[tuple[gast.expr, gast.expr]] = []
+        items = self._zip_items(it, index, loop, before, seqs)
+        if all(self._is_sequence(arg) for arg, _ in seqs):
+            lengths = [call(self.builtin("len"), copy.deepcopy(seq)) for _, seq in seqs]
+            count = lengths[0] if len(lengths) == 1 else call(self.builtin("min"), *lengths)
+        else:  # loop_length refuses, when the loop starts, an argument that indexing would not iterate as zip does
+            count = call(self.runtime["loop_length"], const(self.parsed.where(it)), *[copy.deepcopy(s) for _, s in seqs])
+        loop.iter = call(self.builtin("range"), count)
+        if isinstance(target, gast.Tuple) and len(target.elts) == len(items):
+            prefix = [gast.Assign(targets=[t], value=v, type_comment=None) for t, v in zip(target.elts, items)]
+        else:
+            prefix = [gast.Assign(targets=[target], value=gast.Tuple(elts=items, ctx=gast.Load()), type_comment=None)]
+        loop.target = store(index)
+        loop.body = located(prefix, loop) + loop.body
+        return located(before, loop) + [loop]
+
+    def _zip_items(self, it: gast.Call, index: str, loop: gast.For, before: list, seqs: list) -> list[gast.expr]:
+        """The items zip(...) yields at position ``index``: ``seq[index]`` for each argument, a tuple of
+        them for an argument that is itself a zip. Collects (argument, sequence) pairs in ``seqs``."""
+        items: list[gast.expr] = []
+        for arg in it.args:
+            if self._builtin_call(arg) == "zip" and arg.args and not arg.keywords:
+                items.append(gast.Tuple(elts=self._zip_items(arg, index, loop, before, seqs), ctx=gast.Load()))
+                continue
+            self._refuse_non_sequence(arg)
+            seq = self._sequence(arg, "seq", before, loop)
+            seqs.append((arg, seq))
+            items.append(gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()))
+        return items
+
+    def _is_sequence(self, arg: gast.expr) -> bool:
+        """True if ``arg`` evidently evaluates to a sequence: a list or tuple display, a string,
+        a call of the builtin range, the list a comprehension became."""
+        return isinstance(arg, (gast.List, gast.Tuple)) \
+            or (isinstance(arg, gast.Constant) and isinstance(arg.value, str)) \
+            or (isinstance(arg, gast.Name) and arg.id in self.lists) \
+            or self._builtin_call(arg) == "range"
+
+    def _refuse_non_sequence(self, arg: gast.expr) -> None:
+        """Refuse, before anything runs, a zip over what is evidently not a sequence."""
+        remedy = ("zip pairs up sequences (lists, tuples, arrays) by position; for a dict, loop over its keys "
+                  "with `for k in d:` and read `d[k]` in the body")
+        if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Attribute) and arg.func.attr in _DICT_VIEWS:
+            raise UnsupportedSyntax(f"zip over .{arg.func.attr}() (a dict view)", self.parsed.where(arg), remedy)
+        if isinstance(arg, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)) \
+                or (isinstance(arg, gast.Name) and arg.id in self._dicts):
+            raise UnsupportedSyntax("zip over a dict (or set)", self.parsed.where(arg), remedy)
 
     # -- returns and jumps ----------------------------------------------
     def convert_returns(self, stmts: list[gast.stmt], depth: int) -> list[gast.stmt]:
@@ -311,13 +476,19 @@ class Desugar:
         return out
 
     def single_exit(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """One ``return`` at the end; a function that may end without one returns None, as in Python."""
         returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
         if len(returns) == 1 and body and body[-1] is returns[0] and self.result is None:
+            if returns[0].value is None:
+                returns[0].value = located([const(None)], returns[0])[0]
             return body
+        if not returns:
+            return body + located([gast.Return(value=const(None))], body[-1] if body else self.parsed.node)
         result = self._result()
+        start = located([assign(result, const(None))], body[0]) if _falls_through(body) else []
         body = [_ReturnToResult(result).visit(s) for s in body]
         end = gast.Return(value=name(result))
-        return body + located([end], body[-1] if body else self.parsed.node)
+        return start + body + located([end], body[-1] if body else self.parsed.node)
 
     def shared_names(self) -> dict[str, bool]:
         if getattr(self, "_shared", None) is None:
@@ -333,9 +504,28 @@ class Desugar:
         body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
         return self.hoist_sums(body)
 
+    def rename_shadowing_locals(self, node: gast.FunctionDef) -> None:
+        """A local variable named like a builtin generated code calls (``len = ...``) gets a
+        fresh name: it is local throughout the function, so nothing else changes, and the
+        generated code can call the builtin by its own name."""
+        params = {a.id for a in node.args.args + node.args.kwonlyargs}
+        local = stored_names(node.body) | {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)
+                                           and n is not node}
+        mapping = {b: self.namer.fresh(b) for b in GENERATED_BUILTINS if b in local and b not in params}
+        if not mapping:
+            return
+        for stmt in node.body:
+            Rename(mapping).visit(stmt)
+            for child in gast.walk(stmt):
+                if isinstance(child, gast.FunctionDef) and child.name in mapping:
+                    child.name = mapping[child.name]
+
     def run(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        self.rename_shadowing_locals(node)
         self._all_names = _names_in(node.body) | _names_in([node.args])
         self._hoisted: set[str] = set()
+        self.find_bindings(node)
+        self.reserve_builtins()
         body = self.prepare(node.body)
         body = inline_local_functions(self.parsed, self.namer, body, self.prepare)
         body = self.lower_loops(body)
@@ -344,7 +534,7 @@ class Desugar:
         body = self.single_exit(body)
         if self.flag is not None:
             body = located([assign(self.flag, const(False))], body[0]) + body
-        node.body = body
+        node.body = self.bind_builtins(body)
         return node
 
 
@@ -359,6 +549,31 @@ class _ReturnToResult(gast.NodeTransformer):
         if isinstance(value, gast.Name) and value.id == self.result:
             return gast.copy_location(gast.Pass(), node)
         return assign(self.result, value, node)
+
+
+def _falls_through(block: list[gast.stmt]) -> bool:
+    """True if control may reach the end of ``block`` (its last statement is no return or raise)."""
+    if not block:
+        return True
+    last = block[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return False
+    if isinstance(last, gast.If):
+        return _falls_through(last.body) or _falls_through(last.orelse)
+    return True
+
+
+def _rebound(loop: gast.For) -> set[str]:
+    """The names a loop assigns: its target's and its body's."""
+    return stored_names(loop.body) | _names_in([loop.target])
+
+
+def _makes_dict(value: gast.expr, desugar: "Desugar") -> bool:
+    """True for a dict display or comprehension, or a call of the builtin dict."""
+    if isinstance(value, (gast.Dict, gast.DictComp)):
+        return True
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "dict" \
+        and desugar.is_builtin("dict")
 
 
 def _is_jump(stmt: gast.stmt) -> bool:
@@ -384,6 +599,22 @@ def _append_rest(node: gast.If, rest: list[gast.stmt]) -> None:
             _append_rest(block[-1], rest)
             continue
         block.extend(copy.deepcopy(rest))
+
+
+def builtin_name(parsed: Parsed, builtin: str) -> str:
+    """The name under which code generated for ``parsed`` calls ``builtin`` (``range``, ``len``, ...).
+
+    Its own name, unless the function binds that name: then the alias the
+    ``from builtins import ...`` statement that desugar put first in the body
+    binds (see :data:`GENERATED_BUILTINS`). For the later passes that emit
+    such calls (ANF's index loops, the reverse pass's replay of loops).
+    """
+    for stmt in parsed.node.body:
+        if isinstance(stmt, gast.ImportFrom) and stmt.module == "builtins":
+            for alias in stmt.names:
+                if alias.name == builtin:
+                    return alias.asname or alias.name
+    return builtin
 
 
 def desugar(parsed: Parsed, namer: Namer, runtime: dict[str, str] | None = None) -> gast.FunctionDef:

@@ -8,6 +8,13 @@ parameters bound to fresh names and its locals renamed, and the call itself
 by the returned expression. A closure over the enclosing function's
 variables then needs nothing special: the inlined code reads them directly,
 as Python's late-binding closure would at the time of the call.
+
+Default values are another matter: Python evaluates them once, where the
+function is defined. So the definition is replaced by assignments of its
+defaults to fresh names, and a call that omits an argument reads that name.
+A local function defined twice, or called (directly or through another local
+function) before its definition, is refused: inlining each call with the one
+body would not do what Python does.
 """
 from __future__ import annotations
 
@@ -25,9 +32,10 @@ _MAX_DEPTH = 32
 
 
 class Inliner:
-    def __init__(self, parsed: Parsed, namer: Namer):
+    def __init__(self, parsed: Parsed, namer: Namer, prepare=lambda body: body):
         self.parsed = parsed
         self.namer = namer
+        self.prepare = prepare  # desugars a body (augmented assignments, comprehensions)
         self.local: dict[str, gast.FunctionDef] = {}
         self.depth = 0
 
@@ -36,17 +44,27 @@ class Inliner:
 
     # -- finding local functions -------------------------------------------
     def extract(self, body: list[gast.stmt]) -> list[gast.stmt]:
-        """Take the local function definitions out of ``body``."""
+        """Take the local function definitions out of ``body``; each leaves the assignments of
+        its default values (evaluated there, as Python does) in its place."""
         rest = []
+        defined_at: dict[str, int] = {}
         for stmt in body:
+            fn = None
             if isinstance(stmt, gast.FunctionDef):
-                self.local[stmt.name] = stmt
+                fn = stmt
             elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                     and isinstance(stmt.targets[0], gast.Name):
-                self.local[stmt.targets[0].id] = gast.copy_location(
-                    lambda_as_def(stmt.value, stmt.targets[0].id), stmt)
-            else:
+                fn = gast.copy_location(lambda_as_def(stmt.value, stmt.targets[0].id), stmt)
+            if fn is None:
                 rest.append(stmt)
+                continue
+            if fn.name in self.local:
+                self.fail(stmt, f"defining the local function {fn.name} twice",
+                          "give each definition its own name")
+            self.local[fn.name] = fn
+            rest.extend(self.bind_defaults(fn, stmt))
+            defined_at[fn.name] = len(rest)
+        self._check_defined_before_use(rest, defined_at)
         for name, fn in self.local.items():
             returns = [n for s in fn.body for n in gast.walk(s) if isinstance(n, gast.Return)]
             if not fn.body or not isinstance(fn.body[-1], gast.Return) or len(returns) != 1:
@@ -60,6 +78,47 @@ class Inliner:
                     if isinstance(node.ctx, gast.Store):
                         self.fail(node, f"rebinding the local function {node.id}")
         return rest
+
+    def bind_defaults(self, fn: gast.FunctionDef, where: gast.stmt) -> list[gast.stmt]:
+        """``name_default = <default>`` for each default that is not a constant, at the definition;
+        the definition's defaults then read those names."""
+        params = [a.id for a in fn.args.args]
+        out = []
+        for k, default in enumerate(fn.args.defaults):
+            if isinstance(default, gast.Constant):
+                continue
+            param = params[len(params) - len(fn.args.defaults) + k]
+            fresh = self.namer.fresh(f"{param}_default")
+            out.append(gast.copy_location(gast.Assign(targets=[gast.Name(
+                id=fresh, ctx=gast.Store(), annotation=None, type_comment=None)], value=default,
+                type_comment=None), default if getattr(default, "lineno", None) else where))
+            fn.args.defaults[k] = gast.copy_location(
+                gast.Name(id=fresh, ctx=gast.Load(), annotation=None, type_comment=None), default)
+        return self.prepare(out)
+
+    def _calls(self, node: gast.AST) -> list[gast.Call]:
+        return [n for n in gast.walk(node) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                and n.func.id in self.local]
+
+    def _check_defined_before_use(self, rest: list[gast.stmt], defined_at: dict[str, int]) -> None:
+        """Refuse a call, at the top level, of a local function not yet defined there, or of one
+        whose body calls (perhaps through others) a local function not yet defined."""
+        needs: dict[str, set[str]] = {}
+
+        def closure(fname: str) -> set[str]:
+            if fname not in needs:
+                needs[fname] = {fname}
+                for inner in self._calls(self.local[fname]):
+                    needs[fname] |= closure(inner.func.id)
+            return needs[fname]
+
+        for position, stmt in enumerate(rest):
+            for node in self._calls(stmt):
+                missing = sorted(f for f in closure(node.func.id) if defined_at[f] > position)
+                if missing:
+                    self.fail(node, f"calling the local function {node.func.id} before its definition"
+                              + ("" if missing == [node.func.id] else f" (of {', '.join(missing)})"),
+                              "define it before the call, as Python requires")
 
     # -- inlining ------------------------------------------------------------
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
@@ -141,7 +200,7 @@ class _CallReplacer(gast.NodeTransformer):
 
 def inline_local_functions(parsed: Parsed, namer: Namer, body: list[gast.stmt], prepare) -> list[gast.stmt]:
     """Inline the local functions defined at the top of ``body``; ``prepare`` desugars a body."""
-    inliner = Inliner(parsed, namer)
+    inliner = Inliner(parsed, namer, prepare)
     rest = inliner.extract(body)
     if not inliner.local:
         return body

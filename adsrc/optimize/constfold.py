@@ -4,6 +4,8 @@ Input: an adjoint. Output: the same with ``if c: pass else: B`` written
 ``if not c: B``, ``if not c: pass else: B`` written ``if c: B``, branches on
 constant conditions replaced by the branch taken, empty else-branches
 dropped, and branches and ``range`` loops with nothing left in them removed.
+An empty loop stays where its target is read anywhere in the adjoint (after
+``for i in range(3): pass``, ``i`` is 2, and a later read must see it).
 """
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ def _empty(block: list[gast.stmt]) -> bool:
 
 
 class _Fold(gast.NodeTransformer):
-    def __init__(self):
+    def __init__(self, read: set[str]):
         self.changed = False
+        self.read = read  # every name the adjoint (pullback included) reads
 
     def visit_If(self, node: gast.If):
         self.generic_visit(node)
@@ -46,14 +49,18 @@ class _Fold(gast.NodeTransformer):
 
     def visit_For(self, node: gast.For):
         self.generic_visit(node)
-        if _empty(node.body) and isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name) \
-                and node.iter.func.id == "range" and all(isinstance(a, (gast.Name, gast.Constant)) for a in node.iter.args):
+        it = node.iter
+        simple_range = isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" \
+            and all(isinstance(a, (gast.Name, gast.Constant)) for a in it.args)
+        target_read = any(isinstance(n, gast.Name) and n.id in self.read for n in gast.walk(node.target))
+        if _empty(node.body) and simple_range and not target_read:
             self.changed = True
             return None
         return node
 
 
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
-    fold = _Fold()
+    read = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    fold = _Fold(read)
     fold.visit(adjoint)
     return fold.changed

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import defjvp, defvjp, lookup
+from ..errors import InvalidArgument
 from ._util import is_zero, note, unbroadcast, zero
 
 
@@ -103,8 +104,23 @@ def _cholesky_da(g, ans, a, /, *, upper=False):
     return _fold_onto_triangle(0.5 * (sym + _mT(sym)), lower=not upper)
 
 
+def _repeated(w):
+    """Off-diagonal pairs of eigenvalues equal to rounding (gaps that F = 1 / gap cannot divide by)."""
+    n = np.shape(w)[-1]
+    scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    off = ~np.eye(n, dtype=bool)
+    return gaps, off, off & (np.abs(gaps) <= 8 * n * np.finfo(np.result_type(w, 1.0)).eps * scale)
+
+
 def _eigh_da(g, ans, a, UPLO="L"):
-    """V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ with F_ij = 1 / (w_j - w_i); eigenvalues must be distinct."""
+    """V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ with F_ij = 1 / (w_j - w_i).
+
+    Through the eigenvectors, the gradient is undefined where eigenvalues repeat
+    (the eigenvectors are not even continuous there): that is refused with
+    InvalidArgument rather than returned as inf or NaN. Through the eigenvalues
+    alone it is defined everywhere.
+    """
     w, v = ans
     g_w, g_v = g if isinstance(g, (tuple, list)) else (g, zero)
     dtype = np.result_type(a, *(x for x in (g_w, g_v) if not is_zero(x)))
@@ -112,8 +128,12 @@ def _eigh_da(g, ans, a, UPLO="L"):
     if not is_zero(g_w):
         inner = inner + np.expand_dims(g_w, -1) * np.eye(np.shape(a)[-1], dtype=dtype)
     if not is_zero(g_v):
-        gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
-        off = ~np.eye(np.shape(a)[-1], dtype=bool)
+        gaps, off, repeated = _repeated(w)
+        if np.any(repeated):
+            raise InvalidArgument(
+                f"np.linalg.eigh: the gradient through the eigenvectors is undefined where eigenvalues repeat "
+                f"(eigenvalues {np.round(w, 12).tolist()}): the eigenvectors of a repeated eigenvalue are not "
+                f"unique. Functions of the eigenvalues alone (np.linalg.eigvalsh) are differentiable there")
         f = np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0).astype(dtype, copy=False)
         inner = inner + f * (_mT(v) @ g_v)
     full = v @ inner @ _mT(v)
@@ -187,22 +207,43 @@ def _cholesky_jvp(t, ans, a, /, *, upper=False):
 
 
 def _eigh_parts(t, w, v, UPLO):
-    """Vᵀ dA V for the matrix eigh reads, and F with F_ij = 1 / (w_j - w_i) off the diagonal."""
+    """Vᵀ dA V for the matrix eigh reads, and F with F_ij = 1 / (w_j - w_i) off the diagonal
+    (NaN where eigenvalues repeat: the eigenvectors' tangent is undefined there)."""
     inner = _mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v
-    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
-    off = ~np.eye(np.shape(w)[-1], dtype=bool)
-    return inner, np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+    gaps, off, repeated = _repeated(w)
+    return inner, np.where(repeated, np.nan, np.where(off, 1.0 / np.where(off & ~repeated, gaps, 1.0), 0.0))
+
+
+def _eigenvalue_tangent(inner, w):
+    """The eigenvalues' directional derivative, from Vᵀ dA V: its diagonal where they are simple; for
+    an eigenvalue repeated k times, the k eigenvalues of its k x k block (sorted), whatever basis of
+    its eigenspace V holds: the eigenvalues are directionally differentiable everywhere."""
+    diagonal = np.diagonal(inner, axis1=-2, axis2=-1)
+    _, _, repeated = _repeated(w)
+    if not np.any(repeated):
+        return diagonal
+    out = np.array(diagonal)
+    for index in np.ndindex(np.shape(w)[:-1]):
+        n, start = np.shape(w)[-1], 0
+        while start < n:
+            end = start + 1
+            while end < n and repeated[index + (end - 1, end)]:
+                end += 1
+            if end - start > 1:
+                out[index + (slice(start, end),)] = np.linalg.eigvalsh(inner[index + (slice(start, end),) * 2])
+            start = end
+    return out
 
 
 def _eigh_jvp(t, ans, a, UPLO="L"):
     w, v = ans
     inner, f = _eigh_parts(t, w, v, UPLO)
-    return np.diagonal(inner, axis1=-2, axis2=-1), v @ (f * inner)
+    return _eigenvalue_tangent(inner, w), v @ (f * inner)
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     v = np.linalg.eigh(a, UPLO)[1]
-    return np.diagonal(_mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v, axis1=-2, axis2=-1)
+    return _eigenvalue_tangent(_mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v, ans)
 
 
 def _svdvals_jvp(t, ans, x, /):
@@ -224,4 +265,11 @@ if hasattr(np.linalg, "svdvals"):
 note("the gradient lives on the triangle NumPy reads (lower by default)",
      lookup(np.linalg.cholesky), lookup(np.linalg.eigh), lookup(np.linalg.eigvalsh))
 note("the cotangent is a tuple (g_sign, g_logdet)", lookup(np.linalg.slogdet))
+note("exact at singular matrices (the adjugate; no inverse is taken)", lookup(np.linalg.det))
+note("the gradient lives on the triangle NumPy reads (lower by default); at a repeated eigenvalue a cotangent "
+     "on the eigenvectors raises "
+     "InvalidArgument (they are not unique), and their tangent is NaN", lookup(np.linalg.eigh))
+note("the gradient lives on the triangle NumPy reads (lower by default); at a repeated eigenvalue the "
+     "tangent is the directional derivative "
+     "(the eigenvalues of the projected block)", lookup(np.linalg.eigvalsh))
 note("integer n, negative n through the inverse", lookup(np.linalg.matrix_power))

@@ -5,6 +5,14 @@ these rules serve both spellings. Broadcasting is undone with ``unbroadcast``.
 Ties in maximum/minimum (and the fmax/fmin pair) send half the cotangent to each
 side, so the gradient is the average of the two one-sided ones.
 
+At the singular points of their formulas (docs/rules.md, "Singular points"):
+``x**0`` has derivative exactly 0, also at x == 0 (``y * x**(y-1)`` is taken with
+the exponent 0 where y == 0); abs is 0 at 0; sqrt, cbrt, log and the inverse
+trigonometric functions are infinite where their slope is. Rules whose
+derivative can be infinite or undefined multiply through ``registry.times``: a
+zero cotangent or tangent contributes exactly 0 there, so a branch that
+``np.where`` discarded adds nothing (not NaN) to the gradient.
+
 ``multiply`` declares a batched ``fuse`` form: in ``acc = acc + s_i * x`` every
 contribution to ``x`` shares one cotangent, so k of them are ``g * sum(s_i)``;
 and when every other factor is a scalar, k contributions are one ``tensordot``.
@@ -16,7 +24,7 @@ import math
 
 import numpy as np
 
-from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup
+from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
 from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
 
 _LN2 = math.log(2.0)
@@ -66,22 +74,56 @@ deflinear(
     lambda g, ans, x, y: unbroadcast(g * x, y),
     fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)},
 )
-defvjp(np.divide, lambda g, ans, x, y: unbroadcast(g / y, x), lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
-defjvp(np.divide, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
+# A zero cotangent (or tangent) gives exactly zero even where y is 0 (registry.times):
+# np.where(y != 0, x / y, 0.0) has a finite gradient at y == 0.
 defvjp(
-    np.power,
-    lambda g, ans, x, y: unbroadcast(g * y * np.power(x, y - 1), x),
-    lambda g, ans, x, y: unbroadcast(g * ans * np.log(replace_zero(x, 1.0)), y),
+    np.divide,
+    lambda g, ans, x, y: unbroadcast(zero_where_zero(np.divide(g, y), g), x),
+    lambda g, ans, x, y: unbroadcast(times(g, np.divide(-ans, y)), y),
 )
-defjvp(np.power, lambda t, ans, x, y: t * y * np.power(x, y - 1),
-       lambda t, ans, x, y: t * ans * np.log(replace_zero(x, 1.0)))
-defvjp(
-    np.float_power,
-    lambda g, ans, x, y: cast_like(unbroadcast(g * y * np.float_power(x, y - 1), x), x),
-    lambda g, ans, x, y: cast_like(unbroadcast(g * ans * np.log(replace_zero(x, 1.0)), y), y),
-)
-defjvp(np.float_power, lambda t, ans, x, y: t * y * np.float_power(x, y - 1),
-       lambda t, ans, x, y: t * ans * np.log(replace_zero(x, 1.0)))
+defjvp(np.divide, lambda t, ans, x, y: zero_where_zero(np.divide(t, y), t),
+       lambda t, ans, x, y: times(t, np.divide(-ans, y)))
+
+
+def _exponent_less_one(y):
+    """``y - 1``, but 0 where ``y == 0``: then ``y * x**(y - 1)`` is ``0 * x**0 = 0``, also at x == 0
+    (where ``x**-1`` would be inf and the product NaN). x**0 is the constant 1."""
+    if type(y) in (int, float):
+        return y - 1 if y != 0 else 0
+    return np.where(np.equal(y, 0), 0, np.subtract(y, 1))
+
+
+def _power_dx(g, ans, x, y):
+    """y x**(y-1): 0 for y == 0 (at x == 0 too), y for y == 1, inf at x == 0 for 0 < y < 1."""
+    return unbroadcast(times(g, y * np.power(x, _exponent_less_one(y))), x)
+
+
+def _power_dy(g, ans, x, y):
+    """x**y log x, taken as 0 at x == 0; NaN where x < 0 (x**y is then defined at integer y only)."""
+    return unbroadcast(times(g, ans * np.log(replace_zero(x, 1.0))), y)
+
+
+def _float_power_dx(g, ans, x, y):
+    return cast_like(unbroadcast(times(g, y * np.float_power(x, _exponent_less_one(y))), x), x)
+
+
+def _float_power_dy(g, ans, x, y):
+    return cast_like(unbroadcast(times(g, ans * np.log(replace_zero(x, 1.0))), y), y)
+
+
+def _power_jvp_x(t, ans, x, y):
+    return times(t, y * np.power(x, _exponent_less_one(y)))
+
+
+def _power_jvp_y(t, ans, x, y):
+    return times(t, ans * np.log(replace_zero(x, 1.0)))
+
+
+defvjp(np.power, _power_dx, _power_dy)
+defjvp(np.power, _power_jvp_x, _power_jvp_y)
+defvjp(np.float_power, _float_power_dx, _float_power_dy)
+defjvp(np.float_power, lambda t, ans, x, y: times(t, y * np.float_power(x, _exponent_less_one(y))),
+       lambda t, ans, x, y: times(t, ans * np.log(replace_zero(x, 1.0))))
 # x % y == x - floor(x / y) * y; the quotient is piecewise constant.
 defvjp(
     np.remainder,
@@ -102,19 +144,19 @@ defjvp(np.copysign, lambda t, ans, x, y: np.where(np.signbit(y), -t, t) * np.sig
 deflinear(np.ldexp, lambda g, ans, x, n: unbroadcast(np.ldexp(g, n), x), None)
 
 # Roots and powers.
-defderivative(np.sqrt, lambda ans, x: 0.5 / ans)
-defderivative(np.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans))
+defderivative(np.sqrt, lambda ans, x: 0.5 / ans, singular=True)
+defderivative(np.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans), singular=True)
 defderivative(np.square, lambda ans, x: 2.0 * x)
-defderivative(np.reciprocal, lambda ans, x: -ans * ans)
+defderivative(np.reciprocal, lambda ans, x: -ans * ans, singular=True)
 
-# Exponentials and logarithms.
+# Exponentials and logarithms (np.divide: a Python float 0.0 gives inf, not ZeroDivisionError).
 defderivative(np.exp, lambda ans, x: ans)
 defderivative(np.exp2, lambda ans, x: ans * _LN2)
 defderivative(np.expm1, lambda ans, x: (ans + 1.0))
-defderivative(np.log, lambda ans, x: 1.0 / x)
-defderivative(np.log2, lambda ans, x: 1.0 / (x * _LN2))
-defderivative(np.log10, lambda ans, x: 1.0 / (x * _LN10))
-defderivative(np.log1p, lambda ans, x: 1.0 / (x + 1.0))
+defderivative(np.log, lambda ans, x: np.divide(1.0, x), singular=True)
+defderivative(np.log2, lambda ans, x: np.divide(1.0, x * _LN2), singular=True)
+defderivative(np.log10, lambda ans, x: np.divide(1.0, x * _LN10), singular=True)
+defderivative(np.log1p, lambda ans, x: np.divide(1.0, x + 1.0), singular=True)
 defvjp(
     np.logaddexp,
     lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
@@ -132,24 +174,28 @@ defjvp(np.logaddexp2, lambda t, ans, x, y: t * np.exp2(x - ans), lambda t, ans, 
 defderivative(np.sin, lambda ans, x: np.cos(x))
 defderivative(np.cos, lambda ans, x: -np.sin(x))
 defderivative(np.tan, lambda ans, x: (1.0 + ans * ans))
-defderivative(np.arcsin, lambda ans, x: 1.0 / np.sqrt(1.0 - x * x))
-defderivative(np.arccos, lambda ans, x: -1.0 / np.sqrt(1.0 - x * x))
+defderivative(np.arcsin, lambda ans, x: 1.0 / np.sqrt(1.0 - x * x), singular=True)
+defderivative(np.arccos, lambda ans, x: -1.0 / np.sqrt(1.0 - x * x), singular=True)
 defderivative(np.arctan, lambda ans, x: 1.0 / (1.0 + x * x))
 # arctan2(y, x) is the angle of the point (x, y).
+# At the origin, where the angle is not continuous (no derivative exists), the gradient is taken as 0.
 defvjp(
     np.arctan2,
-    lambda g, ans, y, x: unbroadcast(g * x / (x * x + y * y), y),
-    lambda g, ans, y, x: unbroadcast(-g * y / (x * x + y * y), x),
+    lambda g, ans, y, x: unbroadcast(g * x / replace_zero(x * x + y * y, 1.0), y),
+    lambda g, ans, y, x: unbroadcast(-g * y / replace_zero(x * x + y * y, 1.0), x),
 )
-defjvp(np.arctan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
+defjvp(np.arctan2, lambda t, ans, y, x: t * x / replace_zero(x * x + y * y, 1.0),
+       lambda t, ans, y, x: -t * y / replace_zero(x * x + y * y, 1.0))
 defderivative(np.sinh, lambda ans, x: np.cosh(x))
 defderivative(np.cosh, lambda ans, x: np.sinh(x))
 defderivative(np.tanh, lambda ans, x: (1.0 - ans * ans))
 defderivative(np.arcsinh, lambda ans, x: 1.0 / np.sqrt(x * x + 1.0))
-defderivative(np.arccosh, lambda ans, x: 1.0 / np.sqrt(x * x - 1.0))
-defderivative(np.arctanh, lambda ans, x: 1.0 / (1.0 - x * x))
-defvjp(np.hypot, lambda g, ans, x, y: unbroadcast(g * x / ans, x), lambda g, ans, x, y: unbroadcast(g * y / ans, y))
-defjvp(np.hypot, lambda t, ans, x, y: t * x / ans, lambda t, ans, x, y: t * y / ans)
+defderivative(np.arccosh, lambda ans, x: 1.0 / np.sqrt(x * x - 1.0), singular=True)
+defderivative(np.arctanh, lambda ans, x: np.divide(1.0, 1.0 - x * x), singular=True)
+# At (0, 0), hypot is a norm at 0: the gradient is the subgradient 0, as for linalg.norm.
+defvjp(np.hypot, lambda g, ans, x, y: unbroadcast(g * x / replace_zero(ans, 1.0), x),
+       lambda g, ans, x, y: unbroadcast(g * y / replace_zero(ans, 1.0), y))
+defjvp(np.hypot, lambda t, ans, x, y: t * x / replace_zero(ans, 1.0), lambda t, ans, x, y: t * y / replace_zero(ans, 1.0))
 deflinear(np.deg2rad, lambda g, ans, x: g * _RAD)
 deflinear(np.radians, lambda g, ans, x: g * _RAD)
 deflinear(np.rad2deg, lambda g, ans, x: g * _DEG)
@@ -213,11 +259,21 @@ def _bounds(a_min, a_max, kwargs):
 
 
 def _clip_parts(a, a_min, a_max, kwargs):
-    """Which of a, lo, hi each output element of ``minimum(maximum(a, lo), hi)`` came from."""
+    """Which of a, lo, hi each output element of ``minimum(maximum(a, lo), hi)`` came from.
+
+    At a bound, a itself wins (the cotangent passes through inside the closed
+    interval [lo, hi]); where lo == hi (or lo > hi) the output is hi whatever a
+    is, so hi wins there, even at a == lo == hi, where a does not move the output.
+    """
     lo, hi = _bounds(a_min, a_max, kwargs)
     from_a = np.ones(np.shape(a), dtype=bool) if lo is None else a >= lo
     clipped = a if lo is None else np.maximum(a, lo)
-    from_hi = np.zeros(np.shape(clipped), dtype=bool) if hi is None else clipped > hi
+    if hi is None:
+        from_hi = np.zeros(np.shape(clipped), dtype=bool)
+    elif lo is None:
+        from_hi = clipped > hi
+    else:
+        from_hi = (clipped > hi) | (np.asarray(lo) >= hi)
     return lo, hi, from_a & ~from_hi, ~from_a & ~from_hi, from_hi
 
 
@@ -257,6 +313,10 @@ def _clip_jvp(part):
 defjvp(np.clip, _clip_jvp(2), _clip_jvp(3), _clip_jvp(4), piecewise_linear=True)
 defjvp(np.where, None, lambda t, ans, c, x, y: np.where(c, t, 0), lambda t, ans, c, x, y: np.where(c, 0, t), piecewise_linear=True)
 
+# heaviside(x1, x2) is 0, x2 or 1 as x1 < 0, == 0, > 0: piecewise constant in x1, x2 where x1 == 0.
+defvjp(np.heaviside, None, lambda g, ans, x1, x2: unbroadcast(g * (np.asarray(x1) == 0), x2))
+defjvp(np.heaviside, None, lambda t, ans, x1, x2: t * (np.asarray(x1) == 0), piecewise_linear=True)
+
 # Real-valued identities and cleanups.
 deflinear(np.conjugate, lambda g, ans, x: np.conjugate(g))
 deflinear(np.real, lambda g, ans, x: np.real(g))
@@ -267,10 +327,23 @@ defmethod("clip", np.clip)
 defmethod("conjugate", np.conjugate)
 defmethod("conj", np.conjugate)
 
-note("d/dy is x**y log x; NaN where x < 0", lookup(np.power), lookup(np.float_power))
+note("d/dx: y x**(y-1), exactly 0 for y == 0 (also at x == 0), inf at x == 0 for 0 < y < 1; "
+     "d/dy: x**y log x, 0 at x == 0, NaN where x < 0", lookup(np.power), lookup(np.float_power))
+note("inf at 0 (0 where the cotangent is 0)", lookup(np.sqrt), lookup(np.cbrt))
+note("inf at 0, where the value is -inf (0 where the cotangent is 0, as in a discarded np.where branch)",
+     lookup(np.log), lookup(np.log2), lookup(np.log10))
+note("inf at -1, where the value is -inf (0 where the cotangent is 0)", lookup(np.log1p))
+note("infinite at the ends of the domain (0 where the cotangent is 0)",
+     *(lookup(f) for f in (np.arcsin, np.arccos, np.arccosh, np.arctanh, np.reciprocal)))
+note("a zero cotangent gives 0 where y == 0 (np.where(y != 0, x / y, 0.0) has a finite gradient)",
+     lookup(np.divide))
+note("the subgradient 0 at (0, 0), as for a norm", lookup(np.hypot))
+note("0 at the origin, where the angle is not continuous", lookup(np.arctan2))
 note("the quotient is piecewise constant: d/dy = -quotient", lookup(np.remainder), lookup(np.fmod))
 note("ties send half of g to each side", *(lookup(f) for f in (np.maximum, np.minimum, np.fmax, np.fmin)))
-note("bounds may be arrays, None, or the min=/max= keywords; each gets the gradient where it is active",
+note("bounds may be arrays, None, or the min=/max= keywords; each gets the gradient where it is active "
+     "(a itself at a bound; the upper bound where lo == hi)",
      lookup(np.clip))
 note("the subgradient at 0 is 0", lookup(np.absolute), lookup(np.fabs))
 note("no gradient for the condition", lookup(np.where))
+note("x2, where x1 == 0; x1 is piecewise constant", lookup(np.heaviside))

@@ -3,7 +3,11 @@
 Most contractions are phrased as an einsum and share one vjp, which contracts
 the cotangent with the other operands. Repeated subscripts (``"ii->i"``) put
 the gradient back on the diagonal; subscripts that only one operand uses are
-broadcast back. Ellipsis (``...``) is not supported in einsum subscripts.
+broadcast back. einsum is differentiable in every form NumPy accepts:
+subscripts with or without ``->``, with ``...`` (each broadcast axis gets a
+label of its own, and an axis of length 1 that was broadcast is summed back),
+and the sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, whose operands
+sit at the even positions.
 
 The matmul/dot and outer vjps declare a batched ``fuse`` form: k contributions
 ``g_i @ B_iᵀ`` to the same A are one product of the concatenated factors, so
@@ -24,29 +28,59 @@ from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._util import note, unbroadcast, variadic, zero
 
 _LETTERS = string.ascii_letters
-_MAX_OPERANDS = 6
 
 
 # ---- einsum, the common vjp of the contractions below ----------------------
-def _einsum_terms(subscripts):
-    """Input and output subscripts of an einsum, the output made explicit."""
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("the gradient of einsum's (operand, sublist) form is not supported")
+# Sublist labels are ints 0-51; NumPy reads them as A-Z then a-z, whose order
+# (implicit mode sorts the output labels) is that of the ints.
+_SUBLIST_LABELS = string.ascii_uppercase + string.ascii_lowercase
+
+
+def _sublist_term(sublist) -> str:
+    """A sublist (``[0, 1]``, ``[Ellipsis, 0]``) as subscripts."""
+    return "".join("..." if item is Ellipsis else _SUBLIST_LABELS[int(item)] for item in sublist)
+
+
+def _einsum_call(args):
+    """The subscripts and operands of an einsum call, in either form, with the operands' positions.
+
+    ``einsum("ij,jk->ik", a, b)``: the operands are at positions 1, 2, ...;
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``: at positions 0, 2, ..., each
+    followed by its sublist, and an optional output sublist last.
+    """
+    if isinstance(args[0], str):
+        return args[0], list(args[1:]), list(range(1, len(args)))
+    count = len(args) // 2
+    spec = ",".join(_sublist_term(args[2 * i + 1]) for i in range(count))
+    if len(args) % 2:
+        spec += "->" + _sublist_term(args[-1])
+    return spec, [args[2 * i] for i in range(count)], [2 * i for i in range(count)]
+
+
+def _einsum_terms(subscripts, operands):
+    """Input and output subscripts of an einsum, the output made explicit and every ``...``
+    replaced by letters of its own (one per broadcast axis, aligned on the right)."""
     spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise NotImplementedError("the gradient of einsum with ellipsis ('...') is not supported")
     if "->" in spec:
         inputs, output = spec.split("->")
-    else:  # implicit mode: labels used once, in alphabetical order
+    else:  # implicit mode: the ellipsis axes, then the labels used once, in alphabetical order
         inputs = spec
-        letters = inputs.replace(",", "")
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    return inputs.split(","), output
+        letters = inputs.replace(",", "").replace(".", "")
+        output = ("..." if "." in inputs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    inputs = inputs.split(",")
+    if "." not in spec:
+        return inputs, output
+    unused = [c for c in _LETTERS if c not in spec]
+    widths = [np.ndim(op) - (len(term) - 3) if "..." in term else 0 for term, op in zip(inputs, operands)]
+    width = max(widths, default=0)
+    axes = "".join(unused[:width])
+    inputs = [term.replace("...", axes[width - w:] if w else "") for term, w in zip(inputs, widths)]
+    return inputs, output.replace("...", axes)
 
 
-def _einsum_grad(g, subscripts, operands, k):
-    """The gradient of ``einsum(subscripts, *operands)`` with respect to operand ``k``."""
-    inputs, output = _einsum_terms(subscripts)
+def _einsum_grad(g, inputs, output, operands, k):
+    """The gradient of ``einsum(",".join(inputs) + "->" + output, *operands)`` with respect to operand ``k``."""
     target, shape = inputs[k], np.shape(operands[k])
     labels = list(dict.fromkeys(target))
     others = [(s, op) for j, (s, op) in enumerate(zip(inputs, operands)) if j != k]
@@ -56,6 +90,10 @@ def _einsum_grad(g, subscripts, operands, k):
     spec = ",".join([output] + [s for s, _ in others]) + "->" + kept
     grad = np.einsum(spec, g, *(op for _, op in others), optimize=len(others) > 1)
     sizes = {c: shape[target.index(c)] for c in labels}
+    # An axis of length 1 that NumPy broadcast against the other operands: sum it back.
+    broadcast = tuple(i for i, c in enumerate(kept) if sizes[c] == 1 and grad.shape[i] != 1)
+    if broadcast:
+        grad = np.sum(grad, axis=broadcast, keepdims=True)
     if len(kept) < len(labels):  # labels summed inside operand k alone: broadcast back
         grad = np.reshape(grad, [sizes[c] if c in kept else 1 for c in labels])
         grad = np.broadcast_to(grad, [sizes[c] for c in labels])
@@ -69,19 +107,28 @@ def _einsum_grad(g, subscripts, operands, k):
     return out
 
 
-def _einsum_vjp(k):
-    def vjp(g, ans, subscripts, *operands, **kwargs):
-        return _einsum_grad(g, subscripts, operands, k - 1)
+def _einsum_vjp(position):
+    """The vjp of the argument at ``position``, in either form; a subscripts string or a sublist gets none."""
+
+    def vjp(g, ans, *args, **kwargs):
+        subscripts, operands, positions = _einsum_call(args)
+        if position not in positions:
+            return zero
+        inputs, output = _einsum_terms(subscripts, operands)
+        return _einsum_grad(g, inputs, output, operands, positions.index(position))
 
     return vjp
 
 
-deflinear(np.einsum, None, *variadic(_einsum_vjp, _MAX_OPERANDS + 1, ("subscripts", "a", "b", "c", "d", "e", "f"))[1:])
+# NumPy's most, 63 operands, in the subscripts form (at positions 1 to 63); 32 in the sublist
+# form, where they sit at the even positions.
+_EINSUM_POSITIONS = 64
+deflinear(np.einsum, *variadic(_einsum_vjp, _EINSUM_POSITIONS, ("operand", "a", "b", "c", "d", "e", "f")),
+          piecewise_linear=False)
 
 
 def _contract(g, a, b, spec_a, spec_b, spec_out, k):
-    operands = (a, b)
-    return _einsum_grad(g, f"{spec_a},{spec_b}->{spec_out}", operands, k)
+    return _einsum_grad(g, [spec_a, spec_b], spec_out, (a, b), k)
 
 
 # ---- matmul and dot --------------------------------------------------------
@@ -402,6 +449,7 @@ if hasattr(np.linalg, "cross"):
 defmethod("dot", np.dot)
 defmethod("trace", np.trace)
 defmethod("diagonal", np.diagonal)
-note("explicit or implicit subscripts, repeated labels, up to 6 operands; no ellipsis", lookup(np.einsum))
+note("explicit or implicit subscripts, ellipsis, repeated labels, the sublist form einsum(a, [0, 1], b, [1], [0]) "
+     "(operands at the even positions); up to 63 operands (NumPy's limit; 32 in the sublist form)", lookup(np.einsum))
 note("3-vectors only", *(lookup(f) for f in (np.cross, getattr(np.linalg, "cross", None)) if lookup(f)))
 note("a list of matrices; returns a list of gradients", lookup(np.linalg.multi_dot))

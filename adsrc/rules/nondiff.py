@@ -1,7 +1,12 @@
 """Functions whose output carries no gradient: shapes, indices, comparisons, rounding.
 
 Their results are integers, booleans or piecewise constants, so the compiler
-treats their outputs as constants instead of raising NoGradientRule.
+treats their outputs as constants instead of raising NoGradientRule. A function
+whose result carries a gradient through one of its arguments does not belong
+here, even if the others are indices: np.bincount (its weights), np.histogram
+(weights and edges), np.unique (a selection of elements), np.full and
+np.full_like (the fill value), np.arange (start and step) and np.heaviside (x2
+where x1 == 0) have rules of their own.
 """
 from __future__ import annotations
 
@@ -25,17 +30,16 @@ register_nondifferentiable(
     # indices and counts
     *_present(np, "argmax", "argmin", "argsort", "argwhere", "nonzero", "flatnonzero", "searchsorted", "digitize",
               "count_nonzero", "unravel_index", "ravel_multi_index", "nanargmax", "nanargmin", "argpartition",
-              "bincount", "unique", "histogram", "indices", "tril_indices", "triu_indices", "diag_indices"),
+              "indices", "tril_indices", "triu_indices", "diag_indices"),
     # rounding and sign: piecewise constant
-    *_present(np, "floor", "ceil", "trunc", "fix", "round", "around", "rint", "sign", "signbit", "heaviside",
+    *_present(np, "floor", "ceil", "trunc", "fix", "round", "around", "rint", "sign", "signbit",
               "floor_divide", "spacing"),
     # comparisons and logic
     *_present(np, "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
               "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose", "allclose",
               "array_equal", "array_equiv", "all", "any", "isin", "iscomplex", "isreal"),
     # constructors of constants
-    *_present(np, "zeros", "ones", "empty", "full", "eye", "identity", "arange", "tri", "zeros_like", "ones_like",
-              "empty_like", "full_like"),
+    *_present(np, "zeros", "ones", "empty", "eye", "identity", "tri", "zeros_like", "ones_like", "empty_like"),
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
     operator.truth, operator.is_, operator.is_not, operator.contains, operator.floordiv,
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round, builtins.isinstance,

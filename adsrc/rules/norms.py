@@ -31,8 +31,32 @@ def _vector_grad(g, ans, x, ord, axes):
         return np.zeros(x.shape, dtype=np.result_type(x, g))
     if np.isinf(ord):
         return _split_ties(g * np.sign(x), x, np.abs(x) == ans, axes)
+    # sign(x) (|x| / norm)**(p-1); a zero entry gets the subgradient 0 (for p < 1 the power would
+    # be inf there, and 0 * inf NaN), and so does every entry where the norm itself is 0.
     p = float(ord)
-    return g * np.sign(x) * np.abs(x) ** (p - 1.0) / replace_zero(ans, 1.0) ** (p - 1.0)
+    ratio = np.where(x == 0, 1.0, np.abs(x) / replace_zero(ans, 1.0))
+    return g * np.sign(x) * ratio ** (p - 1.0) * (ans != 0)
+
+
+def _singular_direction(u, s, vh, ord):
+    """The gradient of a norm made of singular values, as a matrix (per matrix of a stack).
+
+    'nuc' (the sum of the singular values): U Vᵀ over the nonzero singular values only.
+    2 and -2 (the largest and the smallest): u_i v_iᵀ of that singular value, split
+    evenly among singular values tied with it, as max splits among tied maxima.
+    A singular value of 0 contributes 0, the subgradient of least norm (at the
+    zero matrix the gradient is 0, as for the other norms).
+    """
+    scale = np.max(s, axis=-1, keepdims=True)
+    tol = np.maximum(scale, np.finfo(s.dtype).tiny) * (max(u.shape[-2], vh.shape[-1]) * np.finfo(s.dtype).eps)
+    nonzero = s > tol
+    if ord == "nuc":
+        weights = nonzero.astype(s.dtype)
+    else:
+        chosen = s[..., :1] if ord == 2 else s[..., -1:]  # singular values come sorted, largest first
+        tied = np.abs(s - chosen) <= tol
+        weights = ((tied & nonzero) / np.maximum(np.sum(tied, axis=-1, keepdims=True), 1)).astype(s.dtype)
+    return (u * weights[..., None, :]) @ vh
 
 
 def _matrix_grad(g, ans, x, ord, axes):
@@ -43,13 +67,8 @@ def _matrix_grad(g, ans, x, ord, axes):
         return g * x / replace_zero(ans, 1.0)
     if ord in ("nuc", 2, -2):
         moved = np.moveaxis(x, (row, col), (-2, -1))
-        u, _, vh = np.linalg.svd(moved, full_matrices=False)
-        if ord == "nuc":
-            direction = u @ vh
-        else:
-            i = 0 if ord == 2 else -1  # singular values come sorted, largest first
-            direction = u[..., :, [i]] @ vh[..., [i], :]
-        return g * np.moveaxis(direction, (-2, -1), (row, col))
+        u, s, vh = np.linalg.svd(moved, full_matrices=False)
+        return g * np.moveaxis(_singular_direction(u, s, vh, ord), (-2, -1), (row, col))
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = np.sum(np.abs(x), axis=summed, keepdims=True)
@@ -115,6 +134,7 @@ if hasattr(np.linalg, "vector_norm"):
     defjvp(np.linalg.vector_norm, _vector_norm_jvp)
     defjvp(np.linalg.matrix_norm, _matrix_norm_jvp)
 
-note("vectors: ord None/2, 1, inf, -inf, 0, p; matrices: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf; "
+note("vectors: ord None/2, 1, inf, -inf, 0, p; matrices: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf; the "
+     "subgradient 0 at 0 (and for a zero entry, a zero singular value); "
      "ties split evenly", *(lookup(f) for f in (np.linalg.norm, getattr(np.linalg, "vector_norm", None),
                                                 getattr(np.linalg, "matrix_norm", None)) if lookup(f)))

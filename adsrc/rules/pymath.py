@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .registry import defderivative, defjvp, defvjp, lookup
+from .registry import defderivative, defjvp, defvjp, lookup, times
 from ._tangent import dense
 from ._util import note, variadic
 
@@ -22,26 +22,41 @@ def _sign(x):
     return float((x > 0) - (x < 0))
 
 
+def _over(a, b):
+    """``a / b`` on floats, IEEE-style as NumPy divides: +-inf (not ZeroDivisionError) when ``b`` is 0.
+
+    A derivative that is infinite at a point where the function is finite
+    (sqrt and cbrt at 0, asin and acos at +-1, acosh at 1) is inf there.
+    """
+    if b:
+        return a / b
+    if not a:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
 defderivative(math.sin, lambda ans, x: math.cos(x))
 defderivative(math.cos, lambda ans, x: -math.sin(x))
 defderivative(math.tan, lambda ans, x: (1.0 + ans * ans))
-defderivative(math.asin, lambda ans, x: 1.0 / math.sqrt(1.0 - x * x))
-defderivative(math.acos, lambda ans, x: -1.0 / math.sqrt(1.0 - x * x))
+defderivative(math.asin, lambda ans, x: _over(1.0, math.sqrt(1.0 - x * x)), singular=True)
+defderivative(math.acos, lambda ans, x: _over(-1.0, math.sqrt(1.0 - x * x)), singular=True)
 defderivative(math.atan, lambda ans, x: 1.0 / (1.0 + x * x))
-defvjp(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y), lambda g, ans, y, x: -g * y / (x * x + y * y))
+# At the origin, where the angle is not continuous, the gradient is taken as 0 (as np.arctan2's).
+defvjp(math.atan2, lambda g, ans, y, x: g * x / ((x * x + y * y) or 1.0),
+       lambda g, ans, y, x: -g * y / ((x * x + y * y) or 1.0))
 defderivative(math.sinh, lambda ans, x: math.cosh(x))
 defderivative(math.cosh, lambda ans, x: math.sinh(x))
 defderivative(math.tanh, lambda ans, x: (1.0 - ans * ans))
 defderivative(math.asinh, lambda ans, x: 1.0 / math.sqrt(x * x + 1.0))
-defderivative(math.acosh, lambda ans, x: 1.0 / math.sqrt(x * x - 1.0))
-defderivative(math.atanh, lambda ans, x: 1.0 / (1.0 - x * x))
+defderivative(math.acosh, lambda ans, x: _over(1.0, math.sqrt(x * x - 1.0)), singular=True)
+defderivative(math.atanh, lambda ans, x: _over(1.0, 1.0 - x * x), singular=True)
 defderivative(math.exp, lambda ans, x: ans)
 defderivative(math.expm1, lambda ans, x: (ans + 1.0))
-defderivative(math.log2, lambda ans, x: 1.0 / (x * math.log(2.0)))
-defderivative(math.log10, lambda ans, x: 1.0 / (x * math.log(10.0)))
-defderivative(math.log1p, lambda ans, x: 1.0 / (1.0 + x))
-defderivative(math.sqrt, lambda ans, x: 0.5 / ans)
-defvjp(math.fabs, lambda g, ans, x: g * _sign(x))
+defderivative(math.log2, lambda ans, x: _over(1.0, x * math.log(2.0)), singular=True)
+defderivative(math.log10, lambda ans, x: _over(1.0, x * math.log(10.0)), singular=True)
+defderivative(math.log1p, lambda ans, x: _over(1.0, 1.0 + x), singular=True)
+defderivative(math.sqrt, lambda ans, x: _over(0.5, ans), singular=True)
+defvjp(math.fabs, lambda g, ans, x: g * _sign(x))  # the subgradient 0 at 0
 defderivative(math.erf, lambda ans, x: (2.0 / _SQRT_PI) * math.exp(-x * x))
 defderivative(math.erfc, lambda ans, x: -(2.0 / _SQRT_PI) * math.exp(-x * x))
 defvjp(math.degrees, lambda g, ans, x: g * (180.0 / math.pi))
@@ -54,10 +69,11 @@ defvjp(math.remainder, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * (x - an
 if hasattr(math, "exp2"):
     defderivative(math.exp2, lambda ans, x: ans * math.log(2.0))
 if hasattr(math, "cbrt"):
-    defderivative(math.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans))
+    defderivative(math.cbrt, lambda ans, x: _over(1.0, 3.0 * ans * ans), singular=True)
 
 # Tangents: the same derivatives, times t.
-defjvp(math.atan2, lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y))
+defjvp(math.atan2, lambda t, ans, y, x: t * x / ((x * x + y * y) or 1.0),
+       lambda t, ans, y, x: -t * y / ((x * x + y * y) or 1.0))
 defjvp(math.fabs, lambda t, ans, x: t * _sign(x), piecewise_linear=True)
 defjvp(math.degrees, lambda t, ans, x: t * (180.0 / math.pi), piecewise_linear=True)
 defjvp(math.radians, lambda t, ans, x: t * (math.pi / 180.0), piecewise_linear=True)
@@ -68,7 +84,7 @@ defjvp(math.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * (x - an
 
 
 def _log_dx(g, ans, x, base=math.e):
-    return g / (x * math.log(base))
+    return times(g, _over(1.0, x * math.log(base)))
 
 
 def _log_dbase(g, ans, x, base=math.e):
@@ -84,8 +100,17 @@ def _pow_dy(g, ans, x, y):
     return g * ans * math.log(x) if x > 0 else 0.0 * g
 
 
-defvjp(math.pow, lambda g, ans, x, y: g * y * math.pow(x, y - 1.0) if y != 0 else 0.0 * g, _pow_dy)
-defjvp(math.pow, lambda t, ans, x, y: t * y * math.pow(x, y - 1.0) if y != 0 else 0.0 * t, _pow_dy)
+def _pow_dx(g, ans, x, y):
+    """y * x**(y - 1): 0 for y == 0 (x**0 is the constant 1), also at x == 0; inf at x == 0 for 0 < y < 1."""
+    if y == 0:
+        return 0.0 * g
+    if x == 0 and y < 1:
+        return times(g, math.inf)
+    return g * y * math.pow(x, y - 1.0)
+
+
+defvjp(math.pow, _pow_dx, _pow_dy)
+defjvp(math.pow, _pow_dx, _pow_dy)  # scalar: each vjp is its own jvp
 
 
 def _hypot_vjp(k):
@@ -95,8 +120,9 @@ def _hypot_vjp(k):
     return vjp
 
 
-defvjp(math.hypot, *variadic(_hypot_vjp, 4, ("x", "y", "z", "w")))
-defjvp(math.hypot, *variadic(_hypot_vjp, 4, ("x", "y", "z", "w")))  # scalar: each vjp is its own jvp
+_HYPOT_COORDS = 16
+defvjp(math.hypot, *variadic(_hypot_vjp, _HYPOT_COORDS, ("x", "y", "z", "w")))
+defjvp(math.hypot, *variadic(_hypot_vjp, _HYPOT_COORDS, ("x", "y", "z", "w")))  # scalar: each vjp is its own jvp
 
 
 def _like_sequence(values, seq):
@@ -145,7 +171,14 @@ if hasattr(math, "sumprod"):
     defjvp(math.sumprod, lambda t, ans, p, q: math.sumprod(dense(t, p), q),
            lambda t, ans, p, q: math.sumprod(p, dense(t, q)))
 
-note("up to 4 coordinates", lookup(math.hypot))
+note("up to 16 coordinates; the subgradient 0 at the origin", lookup(math.hypot))
 note("d/dbase for the optional base too", lookup(math.log))
+note("inf at 0, as np.sqrt (0 where the cotangent is 0)", *(lookup(f) for f in (math.sqrt, getattr(math, "cbrt", None))
+                                                            if lookup(f)))
+note("infinite at the ends of the domain, as NumPy's (0 where the cotangent is 0)",
+     *(lookup(f) for f in (math.asin, math.acos, math.acosh)))
+note("0 at the origin, where the angle is not continuous", lookup(math.atan2))
+note("d/dx exactly 0 for y == 0 (also at x == 0), inf at x == 0 for 0 < y < 1; d/dy 0 where x <= 0",
+     lookup(math.pow))
 note("returns a list of per-element gradients (an array for an array)",
      *(lookup(f) for f in (math.fsum, math.prod, math.dist, getattr(math, "sumprod", None)) if lookup(f)))

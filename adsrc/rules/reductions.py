@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import without
-from ._util import fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero, zero
+from ._util import (cast_like, fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero,
+                    zero)
 
 __all__ = ["logsumexp"]
 
@@ -100,17 +102,25 @@ def _ddof(ddof, kwargs):
     return ddof if no_value(correction) else correction
 
 
+def _per_dof(numerator, x, axis, ddof, kwargs):
+    """``numerator / (n - ddof)`` as a Python float, IEEE-style (inf, not ZeroDivisionError) when
+    ``n == ddof``, where NumPy's value is inf or NaN too."""
+    dof = reduced_size(x, axis) - _ddof(ddof, kwargs)
+    return numerator / dof if dof else numerator * float("inf")
+
+
 def _var_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
     _unsupported_where(kwargs.get("where"), "var")
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    return keep_dims(g, x, axis, keepdims) * centered * (2.0 / (reduced_size(x, axis) - _ddof(ddof, kwargs)))
+    return keep_dims(g, x, axis, keepdims) * centered * _per_dof(2.0, x, axis, ddof, kwargs)
 
 
 def _std_dx(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
+    """centered / ((n - ddof) std); at zero spread (std == 0) the subgradient 0, as the jvp."""
     _unsupported_where(kwargs.get("where"), "std")
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    scale = keep_dims(replace_zero(ans, np.inf), x, axis, keepdims) * (reduced_size(x, axis) - _ddof(ddof, kwargs))
-    return keep_dims(g, x, axis, keepdims) * centered / scale
+    scale = keep_dims(replace_zero(ans, np.inf), x, axis, keepdims)
+    return keep_dims(g, x, axis, keepdims) * centered / scale * _per_dof(1.0, x, axis, ddof, kwargs)
 
 
 # A reduction's jvp sums (gradient of a unit cotangent) * t over the reduced
@@ -132,7 +142,12 @@ def _max_jvp(t, ans, x, axis=None, out=None, keepdims=_NO, initial=_NO, where=_N
 
 def _var_jvp(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, **kwargs):
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    return _reduce_to(ans, centered * t, x, axis) * (2.0 / (reduced_size(x, axis) - _ddof(ddof, kwargs)))
+    return _reduce_to(ans, centered * t, x, axis) * _per_dof(2.0, x, axis, ddof, kwargs)
+
+
+def _std_jvp(t, ans, x, *args, **kwargs):
+    """var's tangent / (2 std); at zero spread (std == 0) the subgradient 0, as the vjp (not 0 / 0)."""
+    return _var_jvp(t, ans, x, *args, **kwargs) / (2.0 * replace_zero(ans, np.inf))
 
 
 defvjp(np.sum, _sum_dx, fuse={0: fuse_linear(_sum_dx)})
@@ -151,7 +166,7 @@ defjvp(np.ptp, lambda t, ans, x, axis=None, out=None, keepdims=_NO: _max_jvp(
 defvjp(np.var, _var_dx)
 defjvp(np.var, _var_jvp)
 defvjp(np.std, _std_dx)
-defjvp(np.std, lambda t, ans, x, *args, **kwargs: _var_jvp(t, ans, x, *args, **kwargs) / (2.0 * ans))
+defjvp(np.std, _std_jvp)
 
 
 # NaN-ignoring variants: NaN entries get no gradient.
@@ -220,7 +235,8 @@ defjvp(np.nanprod, _nanprod_jvp)
 defvjp(np.nanvar, _nanvar_dx)
 defjvp(np.nanvar, _nanvar_jvp)
 defvjp(np.nanstd, _nanstd_dx)
-defjvp(np.nanstd, lambda t, ans, x, *args, **kwargs: _nanvar_jvp(t, ans, x, *args, **kwargs) / (2.0 * ans))
+defjvp(np.nanstd, lambda t, ans, x, *args, **kwargs: _nanvar_jvp(t, ans, x, *args, **kwargs) / (
+    2.0 * replace_zero(ans, np.inf)))
 
 
 def _average_parts(a, axis, weights):
@@ -411,10 +427,177 @@ note("ties split g evenly among the maxima/minima",
      *(lookup(f) for f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp)))
 note("exact with zeros in the input (products of the others, no division)", lookup(np.prod), lookup(np.nanprod))
 note("exact with zeros (an O(n^2) path is used when an input is 0)", lookup(np.cumprod))
-note("ddof and correction=", *(lookup(f) for f in (np.var, np.std, np.nanvar, np.nanstd)))
+note("ddof and correction=", lookup(np.var), lookup(np.nanvar))
+note("ddof and correction=; at zero spread the subgradient 0 (in both modes)", lookup(np.std), lookup(np.nanstd))
 note("NaN entries get no gradient", lookup(np.nansum), lookup(np.nanmean))
 note("weights, when passed positionally, are differentiable; returned=True takes a tuple cotangent",
      lookup(np.average))
 note("a public function: adsrc.rules.reductions.logsumexp(x, axis=None, keepdims=False)", lookup(logsumexp))
 note("where= is supported", lookup(np.sum), lookup(np.mean))
 note("n, prepend and append", lookup(np.diff))
+
+
+# ---- counting: bincount and histogram ------------------------------------------------------
+# Their counts are piecewise constant in the data, but a weighted count is linear in the
+# weights, and a histogram's edges (and a density's bin widths) move with the data's extremes,
+# the bins given as edges, and the range.
+def _inexact(value):
+    return np.issubdtype(np.result_type(value), np.inexact)
+
+
+def _bincount_dweights(g, ans, x, weights=None, minlength=0):
+    """bincount(x, weights)[k] sums the weights of the x_i == k: each weight gets g[x_i]."""
+    if weights is None or not _inexact(ans):
+        return zero
+    return np.reshape(np.asarray(g)[np.asarray(x)], np.shape(weights))
+
+
+deflinear(np.bincount, None, _bincount_dweights)
+
+
+def _histogram_layout(a, bins, range_, weights):
+    """The edges of np.histogram(a, bins, range, weights=weights), each element's bin (-1: outside),
+    the (weighted) counts, and where the edges came from: the bins array, the range, or min/max of a."""
+    a = np.ravel(a)
+    edges = np.histogram_bin_edges(a, bins, range_, None if weights is None else np.ravel(weights))
+    which = np.searchsorted(edges, a, side="right") - 1
+    which[a == edges[-1]] = len(edges) - 2  # the last bin is closed
+    which[(a < edges[0]) | (a > edges[-1]) | np.isnan(a)] = -1
+    inside = which >= 0
+    w = np.ones(a.shape) if weights is None else np.ravel(weights)
+    counts = np.bincount(which[inside], w[inside], minlength=len(edges) - 1)
+    source = "bins" if np.ndim(bins) == 1 else ("range" if range_ is not None else "data")
+    return edges, which, inside, counts, source
+
+
+def _edge_weights(edges):
+    """t with edges = lo (1 - t) + hi t, for edges spaced evenly from lo to hi."""
+    n = len(edges) - 1
+    return np.arange(n + 1) / max(n, 1)
+
+
+def _extreme_shares(a):
+    """d min(a)/da and d max(a)/da, ties sharing evenly (as np.min/np.max); as float arrays shaped like a."""
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return np.zeros(a.shape), np.zeros(a.shape)
+    low, high = a == np.min(a), a == np.max(a)
+    return low / np.sum(low), high / np.sum(high)
+
+
+def _histogram_vjp(position):
+    """The vjp of np.histogram's argument at ``position``: a (0), bins (1), range (2) or weights (4)."""
+
+    def vjp(g, ans, a, bins=10, range=None, density=None, weights=None):
+        g_hist, g_edges = g
+        hist, edges_out = ans
+        edges, which, inside, counts, source = _histogram_layout(a, bins, range, weights)
+        g_hist = 0.0 * hist if is_zero(g_hist) or not _inexact(hist) else np.asarray(g_hist, dtype=float)
+        g_edges = np.zeros(edges.shape) if is_zero(g_edges) else np.asarray(g_edges, dtype=float)
+        if density:
+            total, widths = np.sum(counts), np.diff(edges)
+            g_counts = g_hist / (total * widths) - np.sum(g_hist * hist) / total
+            g_widths = -g_hist * hist / widths
+            g_edges = g_edges + np.concatenate([[0.0], g_widths]) - np.concatenate([g_widths, [0.0]])
+        else:
+            g_counts = g_hist
+        if position == 4:
+            if weights is None:
+                return zero
+            return cast_like(np.where(inside, g_counts[np.maximum(which, 0)], 0.0).reshape(np.shape(weights)),
+                             weights)
+        return _edges_grad(position, g_edges, edges, source, a, bins, range)
+
+    return vjp
+
+
+def _check_spread(source, a, range_, moving):
+    """Where the range of the edges is empty (all of a equal, or range=(v, v)), NumPy widens it to
+    (v - 0.5, v + 0.5): the edges jump as soon as it opens, so they have no derivative there."""
+    if source == "bins" or not moving:
+        return
+    lo, hi = (np.min(a), np.max(a)) if source == "data" else range_
+    if np.size(a) and lo == hi:
+        raise InvalidArgument(
+            f"np.histogram: the bin edges are not differentiable where their range is empty ({lo} to {hi}, "
+            f"widened to +-0.5 by NumPy: they jump as soon as it opens); pass the edges as bins, or a range "
+            f"that does not depend on the differentiated values")
+
+
+def _edges_grad(position, g_edges, edges, source, a, bins, range_):
+    """The cotangent of the bin edges sent to a (0), bins (1) or range (2), whichever they came from."""
+    if position == 1:
+        return cast_like(np.reshape(g_edges, np.shape(bins)), bins) if source == "bins" else zero
+    t = _edge_weights(edges)
+    g_lo, g_hi = np.sum(g_edges * (1.0 - t)), np.sum(g_edges * t)
+    mine = (position == 0 and source == "data") or (position == 2 and source == "range")
+    _check_spread(source, a, range_, mine and (g_lo != 0 or g_hi != 0))
+    if position == 2:
+        return type(range_)((g_lo, g_hi)) if source == "range" else zero
+    if source != "data":  # position 0: the data moves the edges only through its extremes
+        return zero
+    low, high = _extreme_shares(a)
+    return cast_like(g_lo * low + g_hi * high, a)
+
+
+def _edges_tangent(position, t, edges, source, a, range_=None):
+    _check_spread(source, a, range_, (position == 0 and source == "data") or (position == 2 and source == "range"))
+    if position == 1:
+        return np.asarray(t, dtype=float).reshape(edges.shape) if source == "bins" else np.zeros(edges.shape)
+    spread = _edge_weights(edges)
+    if position == 2 and source == "range":
+        return t[0] * (1.0 - spread) + t[1] * spread
+    if position == 0 and source == "data":
+        low, high = _extreme_shares(a)
+        return np.sum(t * low) * (1.0 - spread) + np.sum(t * high) * spread
+    return np.zeros(edges.shape)
+
+
+def _histogram_jvp(position):
+    def jvp(t, ans, a, bins=10, range=None, density=None, weights=None):
+        hist, _ = ans
+        edges, which, inside, counts, source = _histogram_layout(a, bins, range, weights)
+        t_counts = np.zeros(counts.shape)
+        t_edges = np.zeros(edges.shape)
+        if position == 4:
+            tw = np.ravel(t)
+            t_counts = np.bincount(which[inside], tw[inside], minlength=len(counts)).astype(float)
+        else:
+            t_edges = _edges_tangent(position, t, edges, source, a, range)
+        if density:
+            total, widths = np.sum(counts), np.diff(edges)
+            t_hist = t_counts / (total * widths) - hist * np.sum(t_counts) / total - hist * np.diff(t_edges) / widths
+        else:
+            t_hist = t_counts if _inexact(hist) else zero
+        return (t_hist, t_edges)
+
+    return jvp
+
+
+defvjp(np.histogram, _histogram_vjp(0), _histogram_vjp(1), _histogram_vjp(2), None, _histogram_vjp(4))
+defjvp(np.histogram, _histogram_jvp(0), _histogram_jvp(1), _histogram_jvp(2), None, _histogram_jvp(4))
+
+
+def _bin_edges_vjp(position):
+    def vjp(g, ans, a, bins=10, range=None, weights=None):
+        source = "bins" if np.ndim(bins) == 1 else ("range" if range is not None else "data")
+        return _edges_grad(position, np.asarray(g, dtype=float), ans, source, a, bins, range)
+
+    return vjp
+
+
+def _bin_edges_jvp(position):
+    def jvp(t, ans, a, bins=10, range=None, weights=None):
+        source = "bins" if np.ndim(bins) == 1 else ("range" if range is not None else "data")
+        return _edges_tangent(position, t, ans, source, a, range)
+
+    return jvp
+
+
+defvjp(np.histogram_bin_edges, *(_bin_edges_vjp(i) for i in range(3)))
+defjvp(np.histogram_bin_edges, *(_bin_edges_jvp(i) for i in range(3)), piecewise_linear=True)
+
+note("the weights (the counts are linear in them); the minlength bins get nothing", lookup(np.bincount))
+note("hist is piecewise constant in a; weights, density, and the edges (a bins array, the range, or "
+     "min/max of a, ties sharing evenly) are differentiable", lookup(np.histogram))
+note("the edges: a bins array, the range, or min/max of a (ties sharing evenly)", lookup(np.histogram_bin_edges))

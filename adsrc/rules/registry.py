@@ -35,9 +35,13 @@ both sides at once:
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
+from ..errors import InvalidArgument
 from ..values import as_tangent
 from ..values import unthunk, zero
 from ._tangent import multilinear
@@ -55,6 +59,9 @@ __all__ = [
     "defjvp",
     "defderivative",
     "deflinear",
+    "times",
+    "zero_where_zero",
+    "complex_error",
 ]
 
 
@@ -70,10 +77,12 @@ class Rule:
     extra: dict = field(default_factory=dict)
     jvps: tuple[Callable[..., Any] | None, ...] = ()
     piecewise_linear: bool = False
+    tag: str = ""  # tells apart two functions of one qualified name (a function defined again)
 
     @property
     def qualname(self) -> str:
-        return f"{self.module}.{self.name}" if self.module else self.name
+        """The rule's name in generated code (which looks it up by this name): unique in the registry."""
+        return (f"{self.module}.{self.name}" if self.module else self.name) + self.tag
 
 
 # Attributes of an array (or a function) that carry no gradient: reading them is not a differentiable use.
@@ -116,16 +125,38 @@ def _arg_names(fn: Callable, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
+def complex_error(name: str, what: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"{name} {what} a complex value: complex differentiation is not supported yet (a real gradient "
+        f"would silently lose the imaginary part). Keep the differentiated computation real: no complex "
+        f"constants (1j), casts (x + 0j, astype(complex)) or complex functions (np.fft) on its path")
+
+
+def _is_complex(value: Any) -> bool:
+    """A dtype kind check: a complex array or NumPy scalar, or a Python complex."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype.kind == "c"
+    return type(value) is complex
+
+
 def _guard_zero(fn: Callable, name: str) -> Callable:
-    """Wrap a vjp so that a zero cotangent gives a zero contribution for free, and a
-    container result is a cotangent container (whose ``+`` adds, not concatenates)."""
+    """Wrap a vjp so that a zero cotangent gives a zero contribution for free, a
+    container result is a cotangent container (whose ``+`` adds, not concatenates),
+    and a complex contribution is an error rather than a real gradient missing
+    its imaginary part (complex differentiation is not supported yet)."""
 
     def vjp(g, *args, **kwargs):
         if g is zero:
             return zero
         result = fn(g, *args, **kwargs)
         if type(result) in _PLAIN_CONTAINERS:
-            result = as_tangent(result)
+            return as_tangent(result)
+        # A real cotangent meeting a complex result, or turned complex: complex arithmetic on the
+        # differentiated path. (A cotangent that is complex already comes from the seed of a non-real
+        # output, which the API refuses, or from a rule that raised here.)
+        if (_is_complex(result) or (args and _is_complex(args[0]))) and not _is_complex(g):
+            raise complex_error(f"the gradient rule {name}", "met")
         return result
 
     vjp.__name__ = vjp.__qualname__ = name
@@ -135,6 +166,35 @@ def _guard_zero(fn: Callable, name: str) -> Callable:
     vjp.add_into = None
     vjp.uses = _used_parameters(fn)
     return vjp
+
+
+def _guard_fuse(fuse: Callable | None, name: str) -> Callable | None:
+    """The batched form of a vjp, with the same complex check as the vjp itself."""
+    if fuse is None:
+        return None
+
+    def fused(calls):
+        result = fuse(calls)
+        if result is not None and _is_complex(result) and not _is_complex(calls[0][0][0]):
+            raise complex_error(f"the gradient rule {name}", "produced")
+        return result
+
+    fused.__wrapped__ = fuse
+    return fused
+
+
+def _guard_add_into(add_into: Callable | None, name: str) -> Callable | None:
+    """The in-place form of a vjp: a complex cotangent is refused before it reaches the buffer."""
+    if add_into is None:
+        return None
+
+    def added(buffer, g, *args, **kwargs):
+        if _is_complex(g):
+            raise complex_error(f"the gradient rule {name}", "received")
+        return add_into(buffer, g, *args, **kwargs)
+
+    added.__wrapped__ = add_into
+    return added
 
 
 _LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
@@ -199,6 +259,11 @@ def defvjp(
     ``fuse`` and ``add_into`` map an argument position to that vjp's batched
     or in-place form (see the module docstring).
     """
+    return _define(func, vjps, name, fuse, add_into, user=False)
+
+
+def _define(func: Any, vjps: Sequence[Callable | None], name: str | None, fuse: dict | None,
+            add_into: dict | None, user: bool) -> Rule:
     module, default_name = _primitive_name(func)
     prim = name or default_name
     names = _arg_names(next((v for v in vjps if v is not None), lambda g, ans: 0), len(vjps))
@@ -207,31 +272,167 @@ def defvjp(
         if fn is None:
             wrapped.append(None)
             continue
-        vjp = _guard_zero(fn, f"{prim}_d{names[i]}")
-        vjp.fuse = (fuse or {}).get(i)
-        vjp.add_into = (add_into or {}).get(i)
+        label = f"{prim}_d{names[i]}"
+        vjp = _guard_user(fn, label, i, names[i], prim) if user else _guard_zero(fn, label)
+        vjp.fuse = _guard_fuse((fuse or {}).get(i), vjp.__name__)
+        vjp.add_into = _guard_add_into((add_into or {}).get(i), vjp.__name__)
         wrapped.append(vjp)
     rule = Rule(func=func, name=prim, vjps=tuple(wrapped), module=module)
-    _rules[_key(func)] = rule
+    key = _key(func)
+    # Generated code finds a rule by its qualname: a second function of the same name (a function
+    # defined again, in a notebook or a loop, with a rule of its own) gets a name of its own, so that
+    # code compiled for it cannot pick up the rule of the first.
+    previous = _rules.get(key)
+    if previous is not None:
+        rule.tag = previous.tag
+    else:
+        taken = {r.qualname for r in _rules.values()}
+        count = 1
+        while rule.qualname in taken:
+            count += 1
+            rule.tag = f"<{count}>"
+    _rules[key] = rule
     _changed()
     _nondifferentiable.discard(_key(func))
     return rule
 
 
+# ---- rules registered by users: checked contributions, one parameter order ------------
+def _describe(value: Any) -> str:
+    if value is None:
+        return "None"
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return f"a {dtype} value of shape {np.shape(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _is_float_argument(value: Any) -> bool:
+    """An argument that can carry a gradient: a float (or float array); integers, bools, strings cannot."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, float):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and dtype.kind == "f"
+
+
+def _check_contribution(result: Any, arg: Any, where: str) -> Any:
+    """``result`` if it is a valid contribution to ``arg`` (same shape, a real dtype); else a clear error.
+
+    Without this check a wrong-shaped contribution would be broadcast silently
+    when it is added to the argument's gradient.
+    """
+    if result is zero:
+        return result
+    if result is None:
+        raise InvalidArgument(f"{where} returned None; return adsrc.zero for an argument with no gradient")
+    if _is_complex(result):
+        raise complex_error(where, "returned")
+    if isinstance(arg, (list, tuple)):
+        if not isinstance(result, (list, tuple)) or len(result) != len(arg):
+            raise InvalidArgument(f"{where} returned {_describe(result)} for a {type(arg).__name__} of "
+                                  f"{len(arg)} items: it must return one contribution per item, as a list")
+        return as_tangent([_check_contribution(r, a, f"{where}, item {k}")
+                           for k, (r, a) in enumerate(zip(result, arg))])
+    if isinstance(arg, dict):
+        if not isinstance(result, dict) or set(result) != set(arg):
+            raise InvalidArgument(f"{where} returned {_describe(result)} for a dict with keys {sorted(arg)}: "
+                                  f"it must return a dict with the same keys")
+        return as_tangent({k: _check_contribution(result[k], arg[k], f"{where}, key {k!r}") for k in arg})
+    if not _is_float_argument(arg):
+        return result  # an integer or other constant argument: it receives no gradient anyway
+    if type(result) in _PLAIN_CONTAINERS or isinstance(result, dict):
+        raise InvalidArgument(f"{where} returned a {type(result).__name__} for {_describe(arg)}")
+    dtype = getattr(result, "dtype", None)
+    kind = dtype.kind if dtype is not None else ("f" if isinstance(result, (float, int)) else "O")
+    if kind not in "fiu" or isinstance(result, bool):
+        raise InvalidArgument(f"{where} returned {_describe(result)} for {_describe(arg)}: a contribution "
+                              f"must be a real number or array of numbers, like its argument")
+    if np.shape(result) != np.shape(arg):
+        raise InvalidArgument(
+            f"{where} returned a contribution of shape {np.shape(result)} for an argument of shape "
+            f"{np.shape(arg)}: a vjp must return its argument's shape (adsrc.rules.unbroadcast(g, x) sums "
+            f"a broadcast cotangent back), so it is not broadcast silently")
+    return result
+
+
+def _guard_user(fn: Callable, name: str, position: int, arg_name: str, prim: str) -> Callable:
+    """The wrapper of a vjp registered with :func:`register_adjoint`: the checks of
+    :func:`_guard_zero`, and the contribution's shape and dtype checked against its
+    argument, naming the rule. (Built-in rules skip this check: they are tested.)"""
+    where = f"the gradient rule registered for {prim} (argument {position}, {arg_name!r}, vjp {name})"
+
+    def vjp(g, ans, *args, **kwargs):
+        if g is zero:
+            return zero
+        result = unthunk(fn(g, ans, *args, **kwargs))
+        if _is_complex(ans):
+            raise complex_error(where, "met")
+        arg = args[position] if position < len(args) else None
+        if arg is None:
+            return as_tangent(result) if type(result) in _PLAIN_CONTAINERS else result
+        return _check_contribution(result, arg, where)
+
+    reads = _used_parameters(fn)
+    vjp.__name__ = vjp.__qualname__ = name
+    vjp.__doc__ = fn.__doc__
+    vjp.__wrapped__ = fn
+    vjp.fuse = None
+    vjp.add_into = None
+    # The check reads the argument itself, so the backward sweep must keep it.
+    vjp.uses = lambda p: p == 0 or p == position + 2 or reads is None or reads(p)
+    return vjp
+
+
+_OLD_ORDER = ("adsrc.register_adjoint rules take (g, ans, *args): the incoming cotangent g first, "
+              "then the primal result ans, then the call's arguments, in both spellings "
+              "(register_adjoint(f, vjp) and @register_adjoint(f))")
+
+
+def _check_order(fn: Callable, label: str) -> None:
+    """Refuse a rule written in the decorator's former ``(ans, g, *args)`` order, which would
+    otherwise run with its cotangent and result swapped."""
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return
+    if (params[:1] == ["ans"]) or (len(params) > 1 and params[1] == "g"):
+        raise TypeError(f"{label} takes ({', '.join(params)}); {_OLD_ORDER}. Swap its first two parameters: "
+                        f"def rule(g, ans, ...)")
+
+
 def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
     """Register a gradient rule for ``func``; the public form of :func:`defvjp`.
 
-    Two spellings:
+    Both spellings take the parameters in the same order, ``(g, ans, *args)``:
+    the incoming cotangent, the primal result, then the call's arguments.
 
     * ``register_adjoint(f, vjp_x, vjp_y)``: one ``vjp(g, ans, x, y)`` per
       argument, each returning that argument's contribution;
-    * as a decorator, ``@register_adjoint(f)`` on ``rule(ans, g, x, y)`` that
+    * as a decorator, ``@register_adjoint(f)`` on ``rule(g, ans, x, y)`` that
       returns one contribution (or ``adsrc.zero``) per argument, as a tuple.
+
+    A rule whose first parameter is named ``ans`` (or whose second is named
+    ``g``) is written in the order the decorator once took; it is refused with a
+    TypeError rather than run with its cotangent and result swapped. Each
+    contribution is checked when it is computed: one whose shape or dtype does
+    not match its argument raises InvalidArgument naming the rule (and, in a
+    note, the original line), instead of being broadcast silently.
     """
+    label = getattr(func, "__name__", repr(func))
+    unknown = set(forms) - {"name", "fuse", "add_into"}
+    if unknown:
+        raise TypeError(f"register_adjoint() got unexpected keyword arguments {sorted(unknown)}")
     if vjps:
-        return defvjp(func, *vjps, **forms)
+        for i, vjp in enumerate(vjps):
+            if vjp is not None:
+                _check_order(vjp, f"the vjp of argument {i} given to register_adjoint({label}, ...)")
+        return _define(func, vjps, forms.get("name"), forms.get("fuse"), forms.get("add_into"), user=True)
 
     def decorate(rule_fn: Callable[..., Sequence[Any]]) -> Callable:
+        _check_order(rule_fn, f"@register_adjoint({label}) on {getattr(rule_fn, '__name__', rule_fn)}")
         params = [
             p for p in inspect.signature(rule_fn).parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -240,7 +441,7 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
 
         def per_arg(i: int) -> Callable:
             def vjp(g, ans, *args, **kwargs):
-                contributions = rule_fn(ans, g, *args, **kwargs)
+                contributions = rule_fn(g, ans, *args, **kwargs)
                 if not isinstance(contributions, (tuple, list)):
                     contributions = (contributions,)
                 return unthunk(contributions[i])
@@ -249,9 +450,11 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
                 [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                  for n in ["g", "ans"] + [p.name for p in params[2:]]]
             )
+            vjp.__module__ = rule_fn.__module__  # the user's rule, not one of adsrc's own families
             return vjp
 
-        defvjp(func, *(per_arg(i) for i in range(count)), **forms)
+        _define(func, [per_arg(i) for i in range(count)], forms.get("name"), forms.get("fuse"),
+                forms.get("add_into"), user=True)
         return rule_fn
 
     return decorate
@@ -351,16 +554,23 @@ def defjvp(func: Any, *jvps: Callable[..., Any] | None, piecewise_linear: bool =
 
 def _guard_tangent(fn: Callable, name: str) -> Callable:
     """Wrap a jvp: a zero tangent contributes zero for free, a container result is a
-    tangent container, and an array result has the primal result's shape (a
-    contribution from a broadcast operand is broadcast to the output)."""
-    import numpy as np
+    tangent container, an array result has the primal result's shape (a
+    contribution from a broadcast operand is broadcast to the output), and a
+    complex tangent entering a rule, or made for a real result, is an error
+    (complex differentiation is not supported yet)."""
 
     def jvp(t, ans, *args, **kwargs):
         if t is zero:
             return zero
+        if _is_complex(t):
+            raise complex_error(f"the tangent rule {name}", "received")
         result = fn(t, ans, *args, **kwargs)
         if type(result) in _PLAIN_CONTAINERS:
             return as_tangent(result)
+        # A complex tangent of a complex result may reach the function's output, which the API
+        # refuses as not real; a complex tangent of a real result, or one entering a rule, is an error.
+        if _is_complex(result) and not _is_complex(ans):
+            raise complex_error(f"the tangent rule {name}", "produced")
         if type(ans) is np.ndarray and result is not zero and np.shape(result) != ans.shape:
             result = np.broadcast_to(result, ans.shape)
         return result
@@ -371,23 +581,62 @@ def _guard_tangent(fn: Callable, name: str) -> Callable:
     return jvp
 
 
-def defderivative(func: Any, derivative: Callable[..., Any], **forms: Any) -> Rule:
+def times(g: Any, d: Any) -> Any:
+    """``g * d``, except that a zero ``g`` gives exactly zero even where ``d`` is infinite or NaN.
+
+    A zero cotangent (or tangent) means the result does not depend on this
+    element (a branch ``np.where`` discarded, an input that does not move), so
+    its contribution is zero whatever the derivative there: the convention
+    0 * inf = 0. Elementwise rules whose derivative is infinite or undefined at
+    some input (sqrt and cbrt at 0, log at 0, arcsin at 1, x**0.5 at 0, sqrt of
+    a negative number in a discarded branch) multiply through this, so that
+    ``np.where(x > 0, np.sqrt(x), 0.0)`` has gradient 0, not NaN, at x <= 0.
+    Where ``g`` is not zero, an infinite derivative stays infinite.
+    """
+    return zero_where_zero(g * d, g)
+
+
+def zero_where_zero(out: Any, g: Any) -> Any:
+    """``out`` (a product or quotient of ``g``) with exact zeros where ``g`` is zero, if it is not finite.
+
+    The finite case, by far the common one, costs one check; see :func:`times`.
+    """
+    if type(out) is float:
+        if g == 0 and not math.isfinite(out):
+            return 0.0
+        return out
+    if np.isfinite(out).all():
+        return out
+    return np.where(np.equal(g, 0), 0, out)
+
+
+def defderivative(func: Any, derivative: Callable[..., Any], singular: bool = False, **forms: Any) -> Rule:
     """Register an elementwise function of one argument by its derivative ``d(ans, x)``.
 
     The vjp is ``g * d(ans, x)`` and the jvp ``t * d(ans, x)``: the rule is
     written once for both modes. Which of ``ans`` and ``x`` it reads is taken
     from ``derivative`` itself, so the backward sweep saves only those.
+    ``singular=True`` declares a derivative that is infinite or undefined at
+    some inputs: the products are then taken with :func:`times`, where a zero
+    cotangent or tangent contributes exactly zero.
     """
     params = list(inspect.signature(derivative).parameters)
     if len(params) != 2:
         raise TypeError("defderivative takes d(ans, x), the derivative of an elementwise function of one argument")
     reads = _used_parameters(derivative)
 
-    def by_cotangent(g, ans, x):
-        return g * derivative(ans, x)
+    if singular:
+        def by_cotangent(g, ans, x):
+            return times(g, derivative(ans, x))
 
-    def by_tangent(t, ans, x):
-        return t * derivative(ans, x)
+        def by_tangent(t, ans, x):
+            return times(t, derivative(ans, x))
+    else:
+        def by_cotangent(g, ans, x):
+            return g * derivative(ans, x)
+
+        def by_tangent(t, ans, x):
+            return t * derivative(ans, x)
 
     for made in (by_cotangent, by_tangent):
         made.__module__ = derivative.__module__  # the rule belongs to the module that defined it

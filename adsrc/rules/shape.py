@@ -9,9 +9,11 @@ signature, so this module defines them as primitives of its own.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from .registry import defattribute, defjvp, deflinear, defmethod, defvjp, lookup
+from .registry import complex_error, defattribute, defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import dense, without
 from ._util import cast_like, is_zero, note, unbroadcast, variadic, zero
 
@@ -91,16 +93,29 @@ deflinear(np.expand_dims, lambda g, ans, a, axis: np.reshape(g, np.shape(a)))
 deflinear(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
 deflinear(np.broadcast_to, lambda g, ans, array, shape, subok=False: unbroadcast(g, array))
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    defvjp(_f, *variadic(_atleast_vjp, 3, ("a", "b", "c")))
-    defjvp(_f, *(_atleast_jvp(_f, k) for k in range(3)), piecewise_linear=True)
+    defvjp(_f, *variadic(_atleast_vjp, 8, ("a", "b", "c")))
+    defjvp(_f, *(_atleast_jvp(_f, k) for k in range(8)), piecewise_linear=True)
 if hasattr(np, "matrix_transpose"):
     deflinear(np.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
     deflinear(np.linalg.matrix_transpose, lambda g, ans, x, /: np.swapaxes(g, -1, -2))
 
 
 # ---- copies and conversions ------------------------------------------------
+def _refuse_complex(args, kwargs, label):
+    """A cast to a complex dtype starts a complex computation, which adsrc cannot differentiate yet."""
+    dtype = args[0] if args else kwargs.get("dtype")
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        raise complex_error(f"the gradient rule of {label} (a cast to a complex dtype)", "met")
+
+
+def _cast_dx(g, ans, x, *args, **kwargs):
+    _refuse_complex(args, kwargs, "astype")
+    return cast_like(g, x)
+
+
 def _array_dobject(g, ans, obj, *args, **kwargs):
     """Split the cotangent back into the nested lists the array was built from."""
+    _refuse_complex(args, kwargs, "np.array")
     if isinstance(obj, (list, tuple)):
         return [_array_dobject(g[i], None, item) for i, item in enumerate(obj)]
     return cast_like(np.reshape(g, np.shape(obj)), obj)
@@ -122,9 +137,9 @@ def _item_dx(g, ans, x, *args):
 for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
     deflinear(_f, _array_dobject)
 deflinear(np.copy, lambda g, ans, a, *args, **kwargs: g)
-deflinear(astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
+deflinear(astype, _cast_dx)
 if hasattr(np, "astype"):
-    deflinear(np.astype, lambda g, ans, x, *args, **kwargs: cast_like(g, x))
+    deflinear(np.astype, _cast_dx)
 deflinear(item, _item_dx)
 
 
@@ -182,9 +197,13 @@ def _sort_da(g, ans, a, axis=-1, kind=None, order=None):
 
 
 def _sort_jvp(t, ans, a, axis=-1, kind=None, order=None):
+    """The directional derivative along t: tied elements come out in the order of their tangents
+    (sort(a + h t) for small h > 0), so that where a tie has a derivative (a middle element of
+    three equal values) the tangent is exact."""
     if axis is None:
-        return np.ravel(t)[np.argsort(np.ravel(a), kind="stable")]
-    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis)
+        a, t, axis = np.ravel(a), np.ravel(t), -1
+    t = np.broadcast_to(t, np.shape(a))
+    return np.take_along_axis(t, np.lexsort((t, a), axis=axis), axis)
 
 
 deflinear(np.tile, _tile_dA)
@@ -228,6 +247,100 @@ defjvp(np.linspace, lambda t, ans, start, stop, *args, **kwargs: np.linspace(t, 
        lambda t, ans, start, stop, *args, **kwargs: np.linspace(np.zeros(np.shape(start)), t, *args, **kwargs),
        piecewise_linear=True)
 
+# ---- constructors whose values come from an argument ----------------------------------
+# np.full(shape, v) and np.full_like(a, v) are v broadcast (a gives only a shape), and
+# np.arange(start, stop, step) is start + i * step: differentiable in v, start and step (the
+# number of elements is piecewise constant). An integer result (a cast) has no gradient.
+def _fill_dvalue(g, ans, first, fill_value, *args, **kwargs):
+    if not np.issubdtype(np.result_type(ans), np.inexact):
+        return zero
+    return cast_like(unbroadcast(g, fill_value), fill_value)
+
+
+def _fill_jvp(t, ans, first, fill_value, *args, **kwargs):
+    if not np.issubdtype(np.result_type(ans), np.inexact):
+        return zero
+    return np.broadcast_to(t, np.shape(ans)).astype(np.result_type(ans), copy=False)
+
+
+defvjp(np.full, None, _fill_dvalue)
+defjvp(np.full, None, _fill_jvp, piecewise_linear=True)
+defvjp(np.full_like, None, _fill_dvalue)
+defjvp(np.full_like, None, _fill_jvp, piecewise_linear=True)
+
+
+def _arange_steps(ans):
+    return np.arange(np.size(ans), dtype=np.result_type(ans))
+
+
+def _arange_dstart(g, ans, start_or_stop, *args, **kwargs):
+    """With one argument it is the stop, whose value moves nothing; else each element moves with start."""
+    if not args or not np.issubdtype(np.result_type(ans), np.inexact):
+        return zero
+    return cast_like(np.sum(g), start_or_stop)
+
+
+def _arange_dstep(g, ans, start_or_stop, stop=None, step=1, **kwargs):
+    if not np.issubdtype(np.result_type(ans), np.inexact):
+        return zero
+    return cast_like(np.sum(g * _arange_steps(ans)), step)
+
+
+def _arange_jvp_start(t, ans, start_or_stop, *args, **kwargs):
+    if not args or not np.issubdtype(np.result_type(ans), np.inexact):
+        return zero
+    return np.full(np.shape(ans), t, dtype=np.result_type(ans))
+
+
+def _arange_jvp_step(t, ans, start_or_stop, stop=None, step=1, **kwargs):
+    if not np.issubdtype(np.result_type(ans), np.inexact):
+        return zero
+    return t * _arange_steps(ans)
+
+
+_arange_dstart.__signature__ = inspect.signature(lambda g, ans, start, stop=None, step=1: None)
+defvjp(np.arange, _arange_dstart, None, _arange_dstep)
+defjvp(np.arange, _arange_jvp_start, None, _arange_jvp_step, piecewise_linear=True)
+
+
+# ---- unique ----------------------------------------------------------------------------
+# The unique values are a selection of input elements: each is its first occurrence
+# (np.unique's return_index), so its cotangent goes there, as sort's goes by the stable
+# order. Where a value is repeated, unique is not differentiable (moving one copy adds
+# an element to the result); this is the choice adsrc makes there.
+def _unique_index(ar, axis, kwargs):
+    options = {k: v for k, v in kwargs.items() if k in ("equal_nan", "sorted")}
+    return np.unique(np.asarray(ar), return_index=True, axis=axis, **options)[1]
+
+
+def _unique_dar(g, ans, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, **kwargs):
+    several = return_index or return_inverse or return_counts
+    g_values = g[0] if several else g
+    if is_zero(g_values):
+        return zero
+    index = _unique_index(ar, axis, kwargs)
+    shape = np.shape(ar)
+    out = np.zeros(shape, dtype=np.result_type(np.asarray(ar), g_values))
+    if axis is None:
+        out.reshape(-1)[index] = np.ravel(g_values)
+    else:
+        np.moveaxis(out, axis, 0)[index] = np.moveaxis(np.asarray(g_values), axis, 0)
+    return out.tolist() if isinstance(ar, (list, tuple)) else out
+
+
+def _unique_jvp(t, ans, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, **kwargs):
+    index = _unique_index(ar, axis, kwargs)
+    t = dense(t, ar)
+    values = np.ravel(t)[index] if axis is None else np.take(np.asarray(t), index, axis=axis)
+    if return_index or return_inverse or return_counts:
+        return (values,) + (zero,) * (len(ans) - 1)
+    return values
+
+
+defvjp(np.unique, _unique_dar)
+defjvp(np.unique, _unique_jvp, piecewise_linear=True)
+
+
 # ---- array methods and attributes -------------------------------------------
 defattribute("T", np.transpose)
 defattribute("real", np.real)
@@ -243,7 +356,14 @@ note("modes constant, edge, reflect, symmetric, wrap", lookup(np.pad))
 note("the primitive behind x.flatten()", lookup(flatten))
 note("the primitive behind x.astype(); the gradient keeps the input's dtype", lookup(astype))
 note("the primitive behind x.item()", lookup(item))
-note("with several arrays, the cotangent is a tuple",
+note("up to 8 arrays; with several, the cotangent is a tuple",
      *(lookup(f) for f in (np.atleast_1d, np.atleast_2d, np.atleast_3d)))
-note("ties take the stable argsort order", lookup(np.sort))
+note("ties: the vjp takes the stable argsort order; the jvp is the directional derivative "
+     "(tied elements ordered by their tangents)", lookup(np.sort))
 note("start and stop; retstep=True takes a tuple cotangent", lookup(np.linspace))
+note("the fill value (broadcast: its gradient is summed); none for an integer result",
+     lookup(np.full), lookup(np.full_like))
+note("start + i * step: start and step (the stop only sets the length); none for an integer result",
+     lookup(np.arange))
+note("each unique value's cotangent goes to its first occurrence (return_index); "
+     "with return_index/inverse/counts the cotangent is a tuple", lookup(np.unique))

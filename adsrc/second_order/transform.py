@@ -196,7 +196,7 @@ class AnyForward:
     def _keep(self, node: gast.stmt) -> None:
         self.emit(node)
 
-    stmt_Pass = stmt_Break = stmt_Continue = stmt_Raise = stmt_Assert = _keep
+    stmt_Pass = stmt_Break = stmt_Continue = stmt_Raise = stmt_Assert = stmt_ImportFrom = _keep
 
     def assign_to(self, target: gast.expr, value: gast.expr, tangent: gast.expr) -> None:
         """``target = value`` and the matching tangent assignment, unpacking as Python does."""
