@@ -27,6 +27,18 @@ class UnsupportedSyntax(AdsrcError):
         super().__init__(message)
 
 
+class RefusedWhenRun(UnsupportedSyntax):
+    """A construct whose meaning depends on a value, refused when its statement runs.
+
+    Two checks cannot be made before the function runs, because only the
+    value decides: ``x op= e`` where ``x`` turns out to be an array that
+    another name shares (Python would change it in place), and a
+    differentiated loop over something that turns out not to be a sequence
+    (a dict). They run right before the statement, so it changes nothing;
+    everything else is refused before any code runs.
+    """
+
+
 class NoGradientRule(AdsrcError):
     """A call to a function that has no adjoint rule and no Python source."""
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
-from .errors import UnsupportedSyntax
+from .errors import RefusedWhenRun
 from .rules import registry
 from .rules.writes import cleared, detached, written_part, written_tangent
 from .values import (AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk,
@@ -33,7 +33,7 @@ def rebinding(value: Any, where: str, aliased: bool) -> None:
     rather than compute another value.
     """
     if isinstance(value, np.ndarray) and (aliased or value.base is not None):
-        raise UnsupportedSyntax("augmented assignment (x op= e) to an array that another name may share",
+        raise RefusedWhenRun("augmented assignment (x op= e) to an array that another name may share",
                                 where, "write x = x op e, or copy the array first (x = x.copy())")
 
 
@@ -55,7 +55,7 @@ def loop_length(where: str, *sequences: Any) -> int:
     """
     for sequence in sequences:
         if not isinstance(sequence, _SEQUENCES):
-            raise UnsupportedSyntax(f"a differentiated loop over a {type(sequence).__name__} (adsrc indexes the "
+            raise RefusedWhenRun(f"a differentiated loop over a {type(sequence).__name__} (adsrc indexes the "
                                     f"sequence, which only a list, tuple, range, str or array iterates as Python "
                                     f"does)", where, "loop over list(d) for a dict's keys (and read d[k]), or "
                                                      "over a list made of the values")

@@ -194,3 +194,24 @@ def test_tape_memory_grows_with_what_is_overwritten_not_with_the_array():
     # Copying s at each write would hold 4000 arrays of 32 KB (128 MB); in place it is a few MB.
     assert peak < 8e6, peak
     np.testing.assert_array_equal(pullback(1.0), np.full(4000, 2.0))
+
+
+def test_an_update_in_place_seen_through_a_live_view_is_refused_before_anything_runs():
+    def f(x, s):
+        y = x * 1.0
+        v = y[:2]
+        y *= s          # Python scales y in place, and v with it
+        return np.sum(v)
+
+    with pytest.raises(UnsupportedSyntax, match=r"view of it \(v\)") as info:
+        adsrc.grad(f)(np.ones(3), 2.0)
+    assert f"{__file__}:" in str(info.value)
+
+    def g(x, s):
+        y = x * 1.0
+        v = y[:2]
+        total = np.sum(v)   # the view is dead before the update
+        y *= s
+        return total + np.sum(y)
+
+    check(g, np.array([0.5, 1.5, 2.0]), 2.0, wrt=(0, 1))

@@ -36,7 +36,7 @@ from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
 from ..frontend.fence import check_syntax
 from ..frontend.parse import _MISSING, Parsed, parse_function, resolve_outside
-from ..frontend.writes import write_aliases
+from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
 from ..ir.naming import Namer, free_names
 from ..optimize import Context
 from ..optimize import optimize as run_passes
@@ -176,6 +176,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func)
     check_syntax(parsed)
+    refuse_updates_seen_through_views(parsed)
     node = parsed.node
     params = [a.id for a in node.args.args + node.args.kwonlyargs]
     wrt_names = [params[i] for i in wrt]

@@ -11,9 +11,9 @@ never deferred, since a deferred one would see the array after the backward
 sweep restored it; a returned one is copied.
 
 Refused, with the lines: reading a view of an array after a write into that
-array (``head = y[:2]; y[0] = v; ... head ...``). Python shows the write
-through the view; adsrc would differentiate the view as if it still held
-the old elements.
+array (``head = y[:2]; y[0] = v; ... head ...``), and an update in place
+(``y op= e``, which adsrc runs as ``y = y op e``) while a view of ``y`` is
+still used. Python shows the change through the view; adsrc would not.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.dataflow import liveness
+from .parse import _MISSING
 
 # Primitives whose result may be a view of their first argument.
 VIEWS = frozenset({
@@ -92,3 +93,92 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
                 f"take a copy where the view is made (for example {base}[...].copy()), "
                 f"or index {base} again after the write")
     return written | set(view_of)
+
+
+_VIEW_METHODS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal"})
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+
+
+def _view_source(value: gast.AST, parsed) -> str | None:
+    """The local name ``value`` may be a view of (``y[...]``, ``y.T``, ``y.reshape(...)``,
+    ``np.transpose(y)``...), or None."""
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        return value.value.id
+    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES and isinstance(value.value, gast.Name):
+        return value.value.id
+    if isinstance(value, gast.Call):
+        func = value.func
+        if isinstance(func, gast.Attribute) and func.attr in _VIEW_METHODS and isinstance(func.value, gast.Name) \
+                and parsed.resolve(func.value.id) is _MISSING:
+            return func.value.id
+        if value.args and isinstance(value.args[0], gast.Name) and _resolves_to_view_function(func, parsed):
+            return value.args[0].id
+    return None
+
+
+def _resolves_to_view_function(func: gast.AST, parsed) -> bool:
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return False
+    obj = parsed.resolve(func.id)
+    for attr in reversed(parts):
+        obj = getattr(obj, attr, None)
+    return any(obj is view for view in VIEWS)
+
+
+def refuse_updates_seen_through_views(parsed) -> None:
+    """Refuse ``y op= e`` while a view of ``y`` taken earlier is still used afterwards.
+
+    Python updates an array in place, so the view sees the update; adsrc runs
+    ``y = y op e``, a new array, and the view would keep the old elements.
+    Decided before anything runs, from the function's own code: a loop target
+    over ``y`` (a row of it) counts as a view, as does any name assigned a
+    subscript, a transposition or a reshape of ``y``, transitively.
+    """
+    node = parsed.node
+    view_of: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for child in gast.walk(node):
+            pairs: list[tuple[str, str]] = []
+            if isinstance(child, gast.Assign) and isinstance(child.targets[0], gast.Name):
+                source = _view_source(child.value, parsed)
+                if source is not None:
+                    pairs.append((child.targets[0].id, source))
+            elif isinstance(child, gast.For) and isinstance(child.iter, gast.Name):
+                targets = [child.target] if isinstance(child.target, gast.Name) else []
+                pairs += [(t.id, child.iter.id) for t in targets]
+            elif isinstance(child, gast.For) and isinstance(child.iter, gast.Call) \
+                    and isinstance(child.iter.func, gast.Name) and child.iter.func.id == "enumerate" \
+                    and child.iter.args and isinstance(child.iter.args[0], gast.Name) \
+                    and isinstance(child.target, gast.Tuple) and len(child.target.elts) == 2 \
+                    and isinstance(child.target.elts[1], gast.Name):
+                pairs.append((child.target.elts[1].id, child.iter.args[0].id))
+            for view, source in pairs:
+                bases = {source} | view_of.get(source, set())
+                if view != source and not bases <= view_of.get(view, set()):
+                    view_of.setdefault(view, set()).update(bases - {view})
+                    changed = True
+    if not view_of:
+        return
+    found: list[tuple[gast.AugAssign, list[str]]] = []
+
+    def visit(stmt: gast.stmt, live: set[str]) -> None:
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            base = stmt.target.id
+            stale = sorted(v for v, bases in view_of.items() if base in bases and v in live)
+            if stale:
+                found.append((stmt, stale))
+
+    liveness(node.body, set(), visit)
+    if found:
+        stmt, stale = min(found, key=lambda pair: pair[0].lineno)
+        base = stmt.target.id
+        raise UnsupportedSyntax(
+            f"updating {base} in place (x op= e) while a view of it ({', '.join(stale)}) is used afterwards",
+            parsed.where(stmt), f"Python changes {base} in place, so the view would see the update; write "
+                                f"{base} = {base} op ... to make a new array, or take the view after the update")
