@@ -7,8 +7,10 @@ in a helper names the corpus function it belongs to, ``# expect(f): ...``.
 """
 import inspect
 import math
+import operator
 import random
 
+import numpy
 import numpy as np
 
 CALLS = []
@@ -429,7 +431,7 @@ def set_comprehension(x):
 
 def active_keyword(x):
     ran("active_keyword")
-    return np.sum(a=x * 2.0)  # expect: UnsupportedSyntax: by keyword
+    return np.sum(np.clip(x, min=x * 0.5))  # expect: UnsupportedSyntax: by keyword
 
 
 def opaque_callable(x):
@@ -482,6 +484,212 @@ def _keyword_only_helper(v, *, scale=2.0):
 def calls_keyword_only(x):
     ran("calls_keyword_only")
     return np.sum(_keyword_only_helper(x, scale=x))  # expect: UnsupportedSyntax: keyword-only
+
+
+# -- in-place methods and functions reached other than by a direct call ----------
+
+
+def fill_alias(x):
+    ran("fill_alias")
+    y = x * 2.0
+    fill = y.fill  # expect: UnsupportedSyntax: .fill() taken as a value
+    fill(0.0)
+    return np.sum(y)
+
+
+def sort_by_getattr(x):
+    ran("sort_by_getattr")
+    y = x * 2.0
+    getattr(y, "sort")()  # expect: UnsupportedSyntax: .sort() taken as a value
+    return y[0]
+
+
+def getattr_non_constant(x):
+    ran("getattr_non_constant")
+    y = x * 2.0
+    name = "sort"
+    getattr(y, name)()  # expect: UnsupportedSyntax: not a constant string
+    return y[0]
+
+
+def getattr_as_value(x):
+    ran("getattr_as_value")
+    y = x * 2.0
+    reach = getattr  # expect: UnsupportedSyntax: getattr used other than in a direct call
+    reach(y, "sort")()
+    return y[0]
+
+
+def mutating_methods_in_a_list(x):
+    ran("mutating_methods_in_a_list")
+    y = x * 2.0
+    methods = [y.resize, y.put]  # expect: UnsupportedSyntax: .resize() taken as a value
+    methods[1]([0], [5.0])
+    return np.sum(y)
+
+
+def partition_passed_on(x):
+    ran("partition_passed_on")
+    y = x * 2.0
+    _call_with(y.partition, 1)  # expect: UnsupportedSyntax: .partition() taken as a value
+    return y[0]
+
+
+def _call_with(f, v):
+    return f(v)
+
+
+def unbound_fill(x):
+    ran("unbound_fill")
+    y = x * 2.0
+    fill = np.ndarray.fill  # expect: UnsupportedSyntax: .fill() taken as a value
+    fill(y, 0.0)
+    return np.sum(y)
+
+
+def copyto_alias(x):
+    ran("copyto_alias")
+    y = np.zeros_like(x)
+    copy_into = np.copyto  # expect: UnsupportedSyntax: np.copyto
+    copy_into(y, x * 2.0)
+    return np.sum(y * x)
+
+
+def ufunc_at_alias(x):
+    ran("ufunc_at_alias")
+    y = x * 1.0
+    add_at = np.add.at  # expect: UnsupportedSyntax: np.add.at
+    add_at(y, [0], 1.0)
+    return np.sum(y)
+
+
+def operator_iadd(x):
+    ran("operator_iadd")
+    y = x * 1.0
+    operator.iadd(y, x)  # expect: UnsupportedSyntax: operator.iadd
+    return np.sum(y)
+
+
+def operator_methodcaller(x):
+    ran("operator_methodcaller")
+    y = x * 1.0
+    operator.methodcaller("fill", 0.0)(y)  # expect: UnsupportedSyntax: operator.methodcaller
+    return np.sum(y)
+
+
+# -- out passed by position ---------------------------------------------------------------
+
+
+def ufunc_positional_out(x):
+    ran("ufunc_positional_out")
+    y = x * 1.0
+    np.exp(y, y)  # expect: UnsupportedSyntax: out argument passed by position
+    return np.sum(y)
+
+
+def ufunc_positional_out_into_argument(x):
+    ran("ufunc_positional_out_into_argument")
+    np.sin(x, x)  # expect: UnsupportedSyntax: out argument passed by position
+    return np.sum(x)
+
+
+def binary_ufunc_positional_out(x):
+    ran("binary_ufunc_positional_out")
+    y = x * 1.0
+    z = np.multiply(y, 2.0, y)  # expect: UnsupportedSyntax: np.multiply writes into its argument 3
+    return np.sum(z)
+
+
+def function_positional_out(x):
+    ran("function_positional_out")
+    y = x * 1.0
+    np.clip(y, 0.0, 2.0, y)  # expect: UnsupportedSyntax: np.clip writes into its argument 4
+    return np.sum(y)
+
+
+def method_positional_out(x):
+    ran("method_positional_out")
+    total = np.zeros(())
+    s = x.sum(0, None, total)  # expect: UnsupportedSyntax: x.sum writes into its argument 3
+    return s + 2.0 * total
+
+
+def ufunc_method_positional_out(x):
+    ran("ufunc_method_positional_out")
+    y = np.zeros_like(x)
+    np.add.accumulate(x, 0, None, y)  # expect: UnsupportedSyntax: np.add.accumulate writes into its argument 4
+    return np.sum(y)
+
+
+def ufunc_alias_positional_out(x):
+    ran("ufunc_alias_positional_out")
+    y = x * 1.0
+    e = np.exp
+    e(y, y)  # expect: UnsupportedSyntax: e, which may be np.exp, writes into its argument 2
+    return np.sum(y)
+
+
+def ufunc_loop_positional_out(x):
+    ran("ufunc_loop_positional_out")
+    y = x * 1.0
+    for f in [np.sin, np.cos]:
+        f(y, y)  # expect: UnsupportedSyntax: f, which may be np.sin, writes into its argument 2
+    return np.sum(y)
+
+
+def ufunc_local_function_positional_out(x):
+    ran("ufunc_local_function_positional_out")
+
+    def apply(f, v):
+        f(v, v)  # expect(ufunc_local_function_positional_out): UnsupportedSyntax: f, which may be np.exp
+        return v
+
+    y = x * 1.0
+    return np.sum(apply(np.exp, y))
+
+
+# -- modules as values --------------------------------------------------------------------
+
+
+def module_in_local_name(x):
+    ran("module_in_local_name")
+    m = x * 2.0
+    xp = np  # expect: UnsupportedSyntax: assigning the module numpy to the local name xp
+    return xp.sum(m)
+
+
+def submodule_in_local_name(x):
+    ran("submodule_in_local_name")
+    la = np.linalg  # expect: UnsupportedSyntax: assigning the module numpy.linalg to the local name la
+    return la.norm(x)
+
+
+def module_shadowing_its_global(x):
+    ran("module_shadowing_its_global")
+    m = x * 2.0
+    np = numpy  # expect: UnsupportedSyntax: assigning the module numpy to the local name np
+    return np.sum(m)
+
+
+def module_passed_on(x):
+    ran("module_passed_on")
+    return _sum_with(np, x * 2.0)  # expect: UnsupportedSyntax: module numpy used as a value
+
+
+def _sum_with(xp, v):
+    return xp.sum(v)
+
+
+def module_in_a_list(x):
+    ran("module_in_a_list")
+    modules = [np, math]  # expect: UnsupportedSyntax: module numpy used as a value
+    return modules[0].sum(x)
+
+
+def numpy_imported_inside(x):
+    ran("numpy_imported_inside")
+    import numpy as np  # expect: UnsupportedSyntax: import inside the function
+    return np.sum(x * 2.0)
 
 
 CORPUS = [

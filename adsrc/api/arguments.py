@@ -173,6 +173,33 @@ def _check_leaf(name: str, value: Any) -> None:
                               f"are not supported")
 
 
+def refuse_complex(func: Callable, value: Any, what: str) -> None:
+    """Refuse a complex value (or a container holding one) as an output or cotangent of ``func``.
+
+    Complex differentiation is not supported yet: the rules would drop the
+    imaginary part, or NumPy would with a ComplexWarning, so the result would
+    be silently wrong.
+    """
+    kind = type(value)
+    if kind is float or kind is np.ndarray and value.dtype.kind != "c":
+        return
+    for leaf in leaves(value):
+        dtype = getattr(leaf, "dtype", None)
+        if (dtype.kind == "c" if isinstance(dtype, np.dtype) else isinstance(leaf, complex)):
+            raise InvalidArgument(
+                f"{getattr(func, '__name__', func)} ({where(func)}) {what} a complex value "
+                f"({_complex_description(leaf)}): complex differentiation is not supported yet (a real "
+                f"gradient would silently lose the imaginary part). Differentiate a real quantity: "
+                f"split it into real and imaginary parts (np.real, np.imag) computed from real values")
+
+
+def _complex_description(leaf: Any) -> str:
+    dtype = getattr(leaf, "dtype", None)
+    if isinstance(leaf, np.ndarray):
+        return f"an array of dtype {dtype} and shape {leaf.shape}"
+    return f"a {type(leaf).__name__}"
+
+
 def check_real_scalar(value: Any, name: str, place: str) -> None:
     """Refuse a result that grad cannot differentiate: anything but a real number (or a 0-d real array).
 

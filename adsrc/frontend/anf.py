@@ -16,7 +16,10 @@ Also here, because they need to know what is active:
   writes a fresh temporary first (``h_next``), so the backward sweep can
   still see the old value;
 * callees are resolved: a registered rule, a user function (transformed
-  recursively), a non-differentiable function, or a NoGradientRule error.
+  recursively), a non-differentiable function, or a NoGradientRule error;
+* a differentiable keyword argument of a rule's call (``x.clip(min=lo)``) is
+  moved to its parameter's position, since a rule differentiates positional
+  arguments, or the call is refused where it has none.
 """
 from __future__ import annotations
 
@@ -99,6 +102,35 @@ class Prim:
     callee: Any = None
     func: gast.expr | None = None
     keys: list[gast.expr] = field(default_factory=list)
+    # For a rule: the name of each positional argument where the call named it
+    # (``max`` in ``x.clip(max=hi)``), for messages.
+    names: dict[int, str] = field(default_factory=dict)
+
+
+def argument_label(prim: Prim, index: int) -> str:
+    """``argument 2 ('a_max')`` of a rule's call, for messages: the position its vjp and jvp
+    are indexed by, and the parameter's name where it is known."""
+    label = prim.names.get(index)
+    if label is None and prim.rule is not None:
+        params = _positional_parameters(prim.rule.func)
+        if params is not None and index < len(params):
+            label = params[index].name
+    return f"argument {index}" + (f" ({label!r})" if label else "")
+
+
+def _positional_parameters(func: Any) -> list[inspect.Parameter] | None:
+    """The parameters of ``func`` that a call can fill by position (up to ``*args``), or None
+    when its signature cannot be read."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for param in params:
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            break
+        out.append(param)
+    return out
 
 
 class ANF(CalleeResolver):
@@ -373,19 +405,91 @@ class ANF(CalleeResolver):
         keywords = self.keywords(node.keywords)
         if method:
             base = self.expr(func.value)
+            prim, args, keywords = self.rule_call(obj, [base] + args, keywords, node, label, func.attr)
             forward = gast.Call(func=gast.Attribute(value=base, attr=func.attr, ctx=gast.Load()),
-                                args=args, keywords=keywords)
-            return forward, self.rule(obj, [base] + args, node, keywords)
+                                args=args[1:], keywords=keywords)
+            return forward, prim
         if registry.lookup(obj) is not None:
-            for k in keywords:
-                if self.is_varied(k.value):
-                    raise UnsupportedSyntax(f"passing a differentiable value to {label} by keyword "
-                                            f"({k.arg}=...)", self.where(node), "pass it positionally")
-            return gast.Call(func=func, args=args, keywords=keywords), self.rule(obj, args, node, keywords)
+            prim, args, keywords = self.rule_call(obj, args, keywords, node, label)
+            return gast.Call(func=func, args=args, keywords=keywords), prim
         if inspect.isfunction(obj):
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
         raise NoGradientRule(label, self.where(node))
+
+    def rule_call(self, func: Any, args: list[gast.expr], keywords: list[gast.keyword], node: gast.Call,
+                  label: str, method: str | None = None) -> tuple[Prim, list[gast.expr], list[gast.keyword]]:
+        """A call of a primitive that has a rule, as (its Prim, the call's positional arguments, its
+        keywords); ``method``: called as ``args[0].method(*args[1:])`` (the object comes first).
+
+        A rule differentiates positional arguments only (``rule.vjps[i]`` is the
+        vjp of argument ``i``), so a differentiable value passed by keyword is
+        moved to its parameter's position, as in ``np.clip(x, a_min=lo, a_max=hi)``
+        -> ``(x, lo, hi)`` or ``x.clip(max=hi)`` -> ``(x, None, hi)``, filling the
+        positions before it with the keywords that name them or the parameters'
+        defaults. The call itself is written the same way where the called
+        object takes that many positional arguments (a method's own signature
+        may take fewer than its function's); else it stays as written. Where no
+        position can be found (a keyword-only parameter, a ``**mapping``,
+        ``*args`` before it), the call is refused rather than the keyword's
+        gradient dropped.
+        """
+        if registry.lookup(func) is None or not any(self.is_varied(k.value) for k in keywords):
+            return self.rule(func, args, node, keywords), args, keywords
+
+        def refuse(keyword: gast.keyword, why: str) -> UnsupportedSyntax:
+            shown = f"{keyword.arg}=..." if keyword.arg is not None else "**..."
+            return UnsupportedSyntax(f"passing a differentiable value to {label} by keyword ({shown})",
+                                     self.where(node), f"{why}; pass it positionally")
+
+        varied = [k for k in keywords if self.is_varied(k.value)]
+        if any(isinstance(a, gast.Starred) for a in node.args):
+            raise refuse(varied[0], "its position is not known where *args come before it")
+        for k in keywords:
+            if k.arg is None:
+                raise refuse(varied[0] if varied[0].arg is not None else k,
+                             "its position is not known beside a **mapping")
+        params = _positional_parameters(func)
+        if params is None:
+            raise refuse(varied[0], f"the signature of {label} cannot be read to find its position")
+        # Where each keyword goes: the parameter of that name (a method's own name first: ``x.clip(min=)``
+        # is np.clip's a_min; obj.name(*args) differentiates as func(obj, *args)).
+        position = {p.name: i for i, p in enumerate(params) if p.kind is p.POSITIONAL_OR_KEYWORD}
+        own = _positional_parameters(getattr(np.ndarray, method, None)) if method else None
+        for i, p in enumerate(own or ()):
+            if i and p.kind is p.POSITIONAL_OR_KEYWORD:
+                position[p.name] = i
+        slots = {}
+        for k in keywords:
+            if k.arg in position:
+                slots[position[k.arg]] = k
+        for k in varied:
+            if k.arg not in position:
+                raise refuse(k, f"{label} has no positional parameter {k.arg!r} (adsrc differentiates a "
+                                f"rule's positional arguments)")
+            if position[k.arg] < len(args):
+                raise refuse(k, f"{k.arg!r} is given positionally as well")
+        last = max(position[k.arg] for k in varied)
+        out, names, moved = list(args), {}, set()
+        for i in range(len(args), last + 1):
+            keyword = slots.get(i)
+            if keyword is not None:
+                out.append(keyword.value)
+                names[i] = keyword.arg
+                moved.add(id(keyword))
+                continue
+            param = own[i] if own is not None and i < len(own) else params[i]
+            default = None if param.default is np._NoValue else param.default  # NumPy's "not given"
+            if default is param.empty or not isinstance(default, (int, float, complex, str, bool, type(None))):
+                culprit = next(k for k in varied if position[k.arg] > i)
+                raise refuse(culprit, f"the argument before it, {param.name!r}, has no default adsrc can pass")
+            out.append(const(default))
+        rest = [k for k in keywords if id(k) not in moved]
+        prim = self.rule(func, out, node, rest)
+        prim.names = names
+        if own is not None and last >= len(own):
+            return prim, args, keywords  # the method takes fewer positional arguments: as written
+        return prim, out, rest
 
     def bind(self, callee: Any, args: list, keywords: list, node: gast.AST) -> list[gast.expr]:
         """A user call's arguments, in parameter order, with defaults filled in."""

@@ -5,8 +5,10 @@ user's own function). Its rule is one vector-Jacobian function per
 differentiable positional argument, written as a plain function of
 ``(g, ans, *args, **kwargs)``: the incoming cotangent, the primal result and
 the primal arguments. It returns that argument's contribution, already reduced
-to the argument's shape. Arguments past the differentiable ones, and keyword
-arguments, are passed along but get no gradient (axis, shape, keepdims...).
+to the argument's shape. Arguments past the differentiable ones are passed
+along but get no gradient (axis, shape, keepdims...); a differentiable value
+passed there is refused when the function is compiled. A keyword argument
+that carries a gradient is bound to its parameter's position first.
 
 A vjp function may declare two optional faster forms, used when an AccThunk
 materializes many of its thunks at once:
@@ -152,10 +154,9 @@ def _guard_zero(fn: Callable, name: str) -> Callable:
         result = fn(g, *args, **kwargs)
         if type(result) in _PLAIN_CONTAINERS:
             return as_tangent(result)
-        # A real cotangent meeting a complex result, or turned complex: complex arithmetic on the
-        # differentiated path. (A cotangent that is complex already comes from the seed of a non-real
-        # output, which the API refuses, or from a rule that raised here.)
-        if (_is_complex(result) or (args and _is_complex(args[0]))) and not _is_complex(g):
+        # A complex cotangent, result or contribution: complex arithmetic on the differentiated path
+        # (the API refuses complex outputs and cotangents, so none is exempt).
+        if _is_complex(result) or (args and _is_complex(args[0])) or _is_complex(g):
             raise complex_error(f"the gradient rule {name}", "met")
         return result
 
@@ -175,7 +176,7 @@ def _guard_fuse(fuse: Callable | None, name: str) -> Callable | None:
 
     def fused(calls):
         result = fuse(calls)
-        if result is not None and _is_complex(result) and not _is_complex(calls[0][0][0]):
+        if result is not None and _is_complex(result):
             raise complex_error(f"the gradient rule {name}", "produced")
         return result
 

@@ -27,7 +27,8 @@ from typing import Any
 import gast
 
 from ..frontend.activity import Activity, target_names
-from ..frontend.anf import Prim
+from ..frontend.anf import Prim, argument_label
+from .reverse import beyond_rule
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import assign, call, clone, const, dotted, line_comment, merge_comments, name, store
@@ -166,10 +167,13 @@ class Forward(gast.NodeTransformer):
         for i, arg in enumerate(prim.args):
             if not self.varied(arg):
                 continue
+            if i >= len(rule.vjps) and i >= len(rule.jvps):
+                raise beyond_rule(prim, i, self.parsed.where(self.statement), forward=True)
             if i >= len(rule.jvps) or rule.jvps[i] is None:
                 if i >= len(rule.vjps) or rule.vjps[i] is None:
-                    continue  # an argument with no gradient (an index, a condition, an option)
-                raise NoGradientRule(f"{rule.qualname} (argument {i}) in forward mode", self.parsed.where(self.statement),
+                    continue  # marked with no gradient (an index, a condition, an option)
+                raise NoGradientRule(f"{rule.qualname} ({argument_label(prim, i)}) in forward mode",
+                                     self.parsed.where(self.statement),
                                      f"adsrc.rules.registry.defjvp({rule.name}, ...), one jvp(t, ans, *args) per "
                                      f"argument (see docs/higher-order.md)")
             args = [self.tangent_of(arg), name(target)] + [clone(a) for a in prim.args]

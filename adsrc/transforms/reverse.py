@@ -32,7 +32,8 @@ from typing import Any
 import gast
 
 from ..frontend.activity import Activity, target_names
-from ..frontend.anf import Prim
+from ..errors import NoGradientRule
+from ..frontend.anf import Prim, argument_label
 from ..ir import annotations as anno
 from ..ir.build import (arguments, assign, call, clone, comment, const, dotted, is_comment, line_comment,
                         merge_comments, name, names_tuple, store)
@@ -239,7 +240,9 @@ class Reverse:
         """``t = op(a, b)``: one vjp call (or deferred thunk) per active argument."""
         for i in active:
             arg = prim.args[i].id
-            if i < len(prim.rule.vjps) and prim.rule.vjps[i] is not None:
+            if i >= len(prim.rule.vjps):
+                raise beyond_rule(prim, i, self.parsed.where(stmt))
+            if prim.rule.vjps[i] is not None:
                 lazy = not self.eager and arg not in self.single_use and self.worth_deferring(arg) \
                     and not self.reads_written_array(prim, target)
                 body.append(self.accumulate(arg, self.rule_contribution(prim, i, target, lazy)))
@@ -450,3 +453,23 @@ def _jumps(node: gast.AST) -> bool:
         if isinstance(stmt, gast.If) and _jumps(stmt):
             return True
     return False
+
+
+def beyond_rule(prim: Prim, index: int, where: str, forward: bool = False) -> NoGradientRule:
+    """The error for a differentiable value passed where a rule declares nothing: past its last vjp.
+
+    (A ``None`` vjp within the rule's arguments marks one with no gradient, an
+    index or a shape, and stays silent.) Its gradient would otherwise be dropped.
+    """
+    rule = prim.rule
+    count = len(rule.vjps)
+    func = f"{rule.module}.{rule.name}" if rule.module else rule.name
+    how = (f"adsrc.register_adjoint({func}, ...) giving a vjp for that argument too, and "
+           f"adsrc.rules.registry.defjvp({func}, ...) a jvp" if forward else
+           f"adsrc.register_adjoint({func}, ...) giving a vjp for that argument too")
+    return NoGradientRule(
+        f"{rule.qualname} with respect to {argument_label(prim, index)}: its rule covers "
+        f"{count} argument{'s' if count != 1 else ''}, and this one carries a gradient",
+        where,
+        f"{how} (one per argument, None for one with no gradient), or pass a value there that does not "
+        f"depend on the differentiated inputs")
