@@ -10,12 +10,19 @@ compiler's back, since gradients would then be silently wrong: ``setattr`` and
 ``delattr``, ``exec`` and ``eval``, methods that mutate their object
 (``xs.append(v)``, ``a.fill(0)``, ``a.sort()``, ``obj.__setitem__(...)``),
 NumPy functions that write into an argument (``np.copyto``, ``np.add.at``, ...)
-and any ``out=`` argument. A name the function assigns itself is never taken
-for the builtin or global of the same name.
+and any ``out`` argument, by keyword or by position (``np.exp(y, y)``). Such a
+method or function is refused in any use, not only in a direct call
+(``fill = y.fill``, ``getattr(y, "sort")``), as is ``getattr`` with a name that
+is not a constant string. A module is accepted only as the base of an
+attribute (``np.sum``): bound to a local name (``xp = np``), its functions
+would be taken for methods of a value. A name the function assigns itself is
+never taken for the builtin or global of the same name.
 """
 from __future__ import annotations
 
 import builtins
+import inspect
+import operator
 import random
 import types
 
@@ -65,9 +72,10 @@ _VIEW_FUNCTIONS = {
 _MUTATING_METHODS = {
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
     "setdefault", "popitem", "add", "discard", "fill", "resize", "put", "itemset",
-    "setflags", "partition", "shuffle", "__setattr__", "__delattr__", "__setitem__", "__delitem__",
-    "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imatmul__",
-    "__ipow__", "__imod__",
+    "setflags", "setfield", "byteswap", "partition", "shuffle", "__setattr__", "__delattr__",
+    "__setitem__", "__delitem__", "__setstate__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+    "__ifloordiv__", "__imatmul__", "__ipow__", "__imod__", "__iand__", "__ior__", "__ixor__",
+    "__ilshift__", "__irshift__",
 }
 
 # Functions that write into one of their arguments.
@@ -78,7 +86,18 @@ _INPLACE_FUNCTIONS = {
         (np.put_along_axis, "np.put_along_axis"), (np.random.shuffle, "np.random.shuffle"),
         (random.shuffle, "random.shuffle"), (object.__setattr__, "object.__setattr__"),
         (object.__delattr__, "object.__delattr__"),
-    ]
+    ] + [(getattr(operator, n), f"operator.{n}") for n in (
+        "setitem", "delitem", "iadd", "isub", "imul", "itruediv", "ifloordiv", "imatmul", "ipow", "imod",
+        "iand", "ior", "ixor", "ilshift", "irshift", "iconcat")]
+}
+
+# Functions that reach an attribute named by a string, called directly: the string must be a
+# constant naming no in-place method. Maps each to the positions of its name arguments (None: all).
+_BY_NAME = {id(getattr): (1,), id(operator.attrgetter): None}
+# Functions refused in any use: label -> remedy.
+_OPAQUE_FUNCTIONS = {
+    id(operator.methodcaller): ("operator.methodcaller", "it calls a method named by a string, which may change "
+                                "its object; call the method directly (obj.name(...))"),
 }
 
 _STATEMENTS = (
@@ -103,6 +122,7 @@ class SyntaxFence(gast.NodeVisitor):
         self.parsed = parsed
         self._writable: set[str] | None = None
         self._shared: dict[str, bool] | None = None
+        self._callables: dict[str, list] | None = None
         self._top_targets: list[gast.AST] = []
         self.locals = {n.id for n in gast.walk(parsed.node)
                        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
@@ -248,12 +268,161 @@ class SyntaxFence(gast.NodeVisitor):
         if node.id in _OPAQUE_BUILTINS and isinstance(node.ctx, gast.Load) \
                 and self.static(node) is getattr(builtins, node.id):
             self.fail(node, *_OPAQUE_BUILTINS[node.id])
+        if isinstance(node.ctx, gast.Load):
+            self._check_value(node, self.static(node))
         self.generic_visit(node)
 
     def visit_Attribute(self, node: gast.Attribute) -> None:
         if node.attr in _MUTATING_METHODS and node.attr.startswith("__"):
             self.fail(node, f"the in-place method {node.attr}", "it changes its object; build a new value instead")
+        base = self.static(node.value)
+        if isinstance(node.ctx, gast.Load):
+            self._check_member(node, base, node.attr, _dotted(node))
+            self._check_value(node, self.static(node))
+        if isinstance(base, types.ModuleType):
+            return  # a module as the base of an attribute (np.sum): its one supported use
         self.generic_visit(node)
+
+    # -- values that would change an object, or hide a callee, out of the fence's sight --
+    # A direct call of an in-place method or function is refused in visit_Call, which
+    # does not visit the callee it checked; any other use of one (``fill = y.fill``,
+    # ``f(np.copyto)``) reaches the checks below, and so is refused as well.
+    def _check_member(self, node: gast.AST, base: object, attr: str, label: str) -> None:
+        """Refuse ``label``, the attribute ``attr`` of a value (``base`` if it is known
+        statically), used as a value when it is an in-place method or function."""
+        if attr in _MUTATING_METHODS and not isinstance(base, types.ModuleType):
+            self.fail(node, f"the in-place method .{attr}() taken as a value ({label})",
+                      "it changes its object behind the compiler's back, so gradients would be wrong; "
+                      "build a new value instead (np.full_like, np.sort, np.concatenate, ...)")
+        if base is not _MISSING and attr == "at" and isinstance(base, np.ufunc):
+            self.fail(node, f"the in-place function {label}", "it writes into its first argument; "
+                      "build a new array instead")
+
+    def _check_value(self, node: gast.AST, target: object) -> None:
+        """Refuse a use, other than a direct call, of an in-place function, of a function
+        that reaches attributes by name, and any use of a module but as an attribute's base."""
+        if target is _MISSING:
+            return
+        label = _INPLACE_FUNCTIONS.get(id(target))
+        if label is not None:
+            self.fail(node, f"the in-place function {label}", "it writes into its argument; build a new value instead")
+        if id(target) in _BY_NAME:
+            self.fail(node, f"{_dotted(node)} used other than in a direct call",
+                      "read the attribute directly (obj.name)")
+        if id(target) in _OPAQUE_FUNCTIONS:
+            self.fail(node, *_OPAQUE_FUNCTIONS[id(target)])
+        if isinstance(target, types.ModuleType):
+            self.fail(node, f"the module {target.__name__} used as a value ({_dotted(node)})",
+                      f"refer to it by its global name where you use it ({_dotted(node)}.f(...)): "
+                      "adsrc knows what a module's function computes only through a name it can resolve "
+                      "before the function runs")
+
+    def _check_by_name(self, node: gast.Call, target: object) -> None:
+        """``getattr(obj, "name")``, ``operator.attrgetter("name")``: the name must be a constant
+        string, and the attribute it names no in-place method (nor, for getattr, a module)."""
+        label = _dotted(node.func)
+        positions = _BY_NAME[id(target)]
+        positions = range(len(node.args)) if positions is None else positions
+        for k in positions:
+            name = node.args[k] if k < len(node.args) else None
+            if not (isinstance(name, gast.Constant) and isinstance(name.value, str)):
+                self.fail(node, f"{label} with an attribute name that is not a constant string",
+                          "read the attribute directly (obj.name), so that adsrc sees what it is")
+            if target is getattr:
+                self._check_member(node, self.static(node.args[0]), name.value,
+                                   f"getattr({_dotted(node.args[0])}, {name.value!r})")
+                self._check_value(node, self.static(gast.Attribute(value=node.args[0], attr=name.value,
+                                                                   ctx=gast.Load())))
+            else:
+                for attr in name.value.split("."):
+                    self._check_member(node, _MISSING, attr, f"{label}({name.value!r})")
+        for arg in node.args:
+            if not (target is getattr and arg is node.args[0] and isinstance(self.static(arg), types.ModuleType)):
+                self.visit(arg)  # getattr(np, "sum") reads the module as np.sum does
+        for kw in node.keywords:
+            self.visit(kw.value)
+
+    def _check_positional_out(self, node: gast.Call, target: object) -> None:
+        """Refuse ``np.exp(y, y)``: an argument past a ufunc's inputs (or in the place of an
+        ``out`` parameter) is an array the call writes into, like ``out=``. The callee is
+        resolved statically; called through a local name, it is any function the name may
+        be bound to here (see :meth:`local_callables`)."""
+        func = node.func
+        if target is not _MISSING:
+            candidates = [(target, False)]
+        elif isinstance(func, gast.Attribute) and self.static(func.value) is _MISSING:
+            candidates = [(getattr(np.ndarray, func.attr, _MISSING), True)]  # a method of a local value
+        else:
+            root = func
+            while isinstance(root, (gast.Subscript, gast.Attribute, gast.Call)):
+                root = root.func if isinstance(root, gast.Call) else root.value
+            bound = self.local_callables().get(root.id, []) if isinstance(root, gast.Name) else []
+            candidates = [(c, False) for c in bound]
+        for candidate, method in candidates:
+            position = _out_position(candidate, method)
+            if position is not None and len(node.args) > position:
+                callee = _dotted(func) if target is not _MISSING or method else \
+                    f"{_dotted(func)}, which may be {_qualified(candidate)},"
+                self.fail(node.args[position], f"an out argument passed by position ({callee} writes into "
+                          f"its argument {position + 1})",
+                          "pass only its inputs and use the value it returns (y = np.exp(y), not np.exp(y, y))")
+
+    def local_callables(self) -> dict[str, list]:
+        """For each local name, the functions with an ``out`` argument (a ufunc, ``np.sum``, ...)
+        it may be bound to: those named in any value assigned to it (``e = np.exp``,
+        ``for f in [np.sin, np.cos]``, ``g(np.exp)`` for a parameter of a local function
+        ``g``), directly or through other local names."""
+        if self._callables is not None:
+            return self._callables
+        local_defs = {}
+        for stmt in self.parsed.node.body:
+            if isinstance(stmt, gast.FunctionDef):
+                local_defs[stmt.name] = [a.id for a in stmt.args.args]
+            elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
+                    and isinstance(stmt.targets[0], gast.Name):
+                local_defs[stmt.targets[0].id] = [a.id for a in stmt.value.args.args]
+        pairs = []
+        for node in gast.walk(self.parsed.node):
+            if isinstance(node, gast.Assign):
+                pairs += [(t, node.value) for t in node.targets]
+            elif isinstance(node, gast.AnnAssign) and node.value is not None:
+                pairs.append((node.target, node.value))
+            elif isinstance(node, (gast.For, gast.comprehension)):
+                pairs.append((node.target, node.iter))
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in local_defs:
+                params = local_defs[node.func.id]
+                pairs += [(gast.Name(id=p, ctx=gast.Store(), annotation=None, type_comment=None), a)
+                          for p, a in zip(params, node.args)]
+                pairs += [(gast.Name(id=kw.arg, ctx=gast.Store(), annotation=None, type_comment=None), kw.value)
+                          for kw in node.keywords if kw.arg in params]
+            elif isinstance(node, gast.FunctionDef) and node is not self.parsed.node:
+                params = [a.id for a in node.args.args]
+                pairs += [(gast.Name(id=p, ctx=gast.Store(), annotation=None, type_comment=None), d)
+                          for p, d in zip(params[len(params) - len(node.args.defaults):], node.args.defaults)]
+        found: dict[str, dict[int, object]] = {}
+        flows: dict[str, set[str]] = {}
+        for target, value in pairs:
+            names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+            for part in _values_in(value):
+                if isinstance(part, gast.Name) and part.id in self.locals:
+                    for n in names:
+                        flows.setdefault(n, set()).add(part.id)
+                    continue
+                obj = self.static(part)
+                if _out_position(obj) is not None:
+                    for n in names:
+                        found.setdefault(n, {})[id(obj)] = obj
+        changed = True
+        while changed:
+            changed = False
+            for n, sources in flows.items():
+                for source in sources:
+                    new = {k: v for k, v in found.get(source, {}).items() if k not in found.get(n, {})}
+                    if new:
+                        found.setdefault(n, {}).update(new)
+                        changed = True
+        self._callables = {n: list(objs.values()) for n, objs in found.items()}
+        return self._callables
 
     def generic_visit(self, node: gast.AST) -> None:
         if not isinstance(node, _STATEMENTS + _EXPRESSIONS + _OTHER):
@@ -266,7 +435,16 @@ class SyntaxFence(gast.NodeVisitor):
             self.fail(node, "chained assignment (a = b = ...)")
         self._top_targets = [node.targets[0]]
         self._check_target(node.targets[0])
+        self._check_module_binding(node.targets[0], node.value)
         self.visit(node.value)
+
+    def _check_module_binding(self, target: gast.AST, value: gast.AST) -> None:
+        """Refuse ``np = numpy``: a call through a local name is a method call on a local value
+        to the later passes, so the module's functions would not be differentiated."""
+        module = self.static(value) if isinstance(value, (gast.Name, gast.Attribute)) else _MISSING
+        if isinstance(module, types.ModuleType) and isinstance(target, gast.Name):
+            self.fail(value, f"assigning the module {module.__name__} to the local name {target.id}",
+                      f"use the module's global name ({_dotted(value)}.f(...)) instead of a local name")
 
     def visit_AugAssign(self, node: gast.AugAssign) -> None:
         self._top_targets = [node.target]
@@ -275,22 +453,69 @@ class SyntaxFence(gast.NodeVisitor):
 
     def shared_names(self) -> dict[str, bool]:
         """Locals whose array may also be reachable through another name: given a second
-        name (``v = x``), or taken as a view of another array (``row = W[0]``, ``x.T``,
-        ``x.reshape(...)``). For them ``x += e`` in place and ``x = x + e`` differ when
-        they hold an array, so desugar guards their augmented assignments at run time.
-        Maps each to whether it was given a second name (else it may only be a view)."""
+        name (``v = x``, ``v = G``), an item or attribute of another object (``row = W[0]``,
+        ``a, b = pair``, ``for row in m``, ``for v in vs``), a parameter (its caller holds the
+        argument too), or taken as a view of another array (``x.T``, ``x.reshape(...)``).
+        For them ``x += e`` in place and ``x = x + e`` differ when they hold an array (the
+        other name sees the change), so desugar guards their augmented assignments at run
+        time. Maps each to whether it may be shared whatever the array (else only when the
+        array is a view). The counter of ``range`` or ``enumerate`` is never an array."""
         if self._shared is not None:
             return self._shared
         aliased: set[str] = set()
         views: set[str] = set()
+        swapped: list[set[str]] = []
+
+        def bind(target: gast.AST, value: gast.AST) -> None:
+            shares = isinstance(value, (gast.Name, gast.Attribute)) or (
+                isinstance(value, gast.Subscript) and isinstance(value.value, (gast.Name, gast.Attribute)))
+            if isinstance(target, gast.Name):
+                if shares:
+                    aliased.add(target.id)  # the object itself (or an item of it), which another name holds
+                    if isinstance(value, gast.Name) and value.id in self.locals:
+                        aliased.add(value.id)
+                elif self._may_be_view(value):
+                    views.add(target.id)
+            elif isinstance(target, (gast.Tuple, gast.List)):
+                if _same_length_literal(target, value):
+                    if _permutes(target, value):  # a, b = b, a: each array keeps one name,
+                        swapped.append(_names(target))  # and what shares it shares it still
+                    else:
+                        for t, v in zip(target.elts, value.elts):
+                            bind(t, v)
+                    return
+                # items of what is unpacked: of a list or tuple that holds them, rows of an array
+                (aliased if shares else views).update(_names(target))
+
         for node in gast.walk(self.parsed.node):
-            if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
-                continue
-            target, value = node.targets[0].id, node.value
-            if isinstance(value, gast.Name) and value.id in self.locals:
-                aliased.update((target, value.id))
-            elif self._may_be_view(value):
-                views.add(target)
+            if isinstance(node, gast.Assign):
+                bind(node.targets[0], node.value)
+            elif isinstance(node, gast.AnnAssign) and node.value is not None:
+                bind(node.target, node.value)
+            elif isinstance(node, gast.For):
+                target, iterable = node.target, node.iter
+                if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) and iterable.args:
+                    builtin = self.static(iterable.func)
+                    if builtin is range:
+                        continue
+                    if builtin is enumerate and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+                        target, iterable = target.elts[1], iterable.args[0]  # the counter is an int
+                if isinstance(iterable, (gast.List, gast.Tuple)) \
+                        and not any(isinstance(e, gast.Starred) for e in iterable.elts):
+                    for item in iterable.elts:  # for v in [a, b]: v is a, then b
+                        bind(target, item)
+                else:  # the items the iterable holds, or rows of an array (views of it)
+                    aliased.update(_names(target))
+            elif isinstance(node, gast.FunctionDef):  # the function's, or a local function's
+                aliased.update(a.id for a in node.args.args)
+        changed = True
+        while changed:
+            changed = False
+            for group in swapped:
+                for kind in (aliased, views):
+                    if kind & group and not group <= kind:
+                        kind.update(group)
+                        changed = True
         self._shared = {name: name in aliased for name in aliased | views}
         return self._shared
 
@@ -310,6 +535,7 @@ class SyntaxFence(gast.NodeVisitor):
         if node.value is None:
             self.fail(node, "an annotation without a value")
         self._check_target(node.target)
+        self._check_module_binding(node.target, node.value)
         self.visit(node.value)
 
     def _check_target(self, target: gast.AST) -> None:
@@ -368,6 +594,10 @@ class SyntaxFence(gast.NodeVisitor):
             if kw.arg == "out":
                 self.fail(kw.value, "out= (writing into an existing array)", "use the returned value instead")
         target = self.static(func)
+        self._check_positional_out(node, target)
+        if target is not _MISSING and id(target) in _BY_NAME:
+            self._check_by_name(node, target)
+            return
         label = _INPLACE_FUNCTIONS.get(id(target)) if target is not _MISSING else None
         if label is not None:
             self.fail(node, f"the in-place function {label}", "it writes into its argument; build a new value instead")
@@ -382,6 +612,37 @@ class SyntaxFence(gast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _out_position(target: object, method: bool = False) -> int | None:
+    """The index of the positional argument of ``target`` that is ``out`` (an array the call
+    writes into), or None: ``nin`` for a ufunc, else the position of a parameter named ``out``
+    of a NumPy function, ufunc method or (``method``: called on a value) array method."""
+    if target is _MISSING or not callable(target):
+        return None
+    owner = getattr(target, "__self__", None)
+    cached = owner is None or isinstance(owner, (types.ModuleType, np.ufunc))  # not a method of a value
+    key = (id(target), method)
+    if cached and key in _OUT_POSITIONS:
+        return _OUT_POSITIONS[key][1]
+    position = None
+    if isinstance(target, np.ufunc):
+        position = target.nin
+    elif method or str(getattr(target, "__module__", None) or "").startswith("numpy") \
+            or isinstance(owner, (np.ufunc, np.ndarray, np.generic)):
+        try:
+            params = list(inspect.signature(target).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if "out" in positional:
+            position = positional.index("out") - (1 if method else 0)
+    if cached:
+        _OUT_POSITIONS[key] = (target, position)  # keeps target alive, so its id stays its own
+    return position
+
+
+_OUT_POSITIONS: dict[tuple[int, bool], tuple[object, int | None]] = {}
+
+
 def check_syntax(parsed: Parsed) -> None:
     """Raise UnsupportedSyntax for the first unsupported construct in the function."""
     if isinstance(parsed.node, gast.AsyncFunctionDef):
@@ -394,9 +655,50 @@ def check_syntax(parsed: Parsed) -> None:
         fence.visit_top_level(stmt)
 
 
+def _names(target: gast.AST) -> set[str]:
+    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+
+
+def _same_length_literal(target: gast.AST, value: gast.AST) -> bool:
+    """True if ``target = value`` unpacks a tuple or list display item by item."""
+    return isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
+        and not any(isinstance(e, gast.Starred) for e in value.elts)
+
+
+def _permutes(target: gast.AST, value: gast.AST) -> bool:
+    """True for ``a, b = b, a``: names rebound to one another's objects, which no other name gets."""
+    names = [e.id for e in target.elts if isinstance(e, gast.Name)]
+    values = [e.id for e in value.elts if isinstance(e, gast.Name)]
+    return len(names) == len(values) == len(target.elts) == len(set(names)) and sorted(names) == sorted(values)
+
+
+def _values_in(value: gast.AST):
+    """The names and attribute chains in an expression whose value may be part of its value:
+    all of them but the callees of its calls (``f`` in ``f(x)``)."""
+    if isinstance(value, (gast.Name, gast.Attribute)):
+        yield value
+        if isinstance(value, gast.Name):
+            return
+    for field, child in gast.iter_fields(value):
+        if isinstance(value, gast.Call) and field == "func":
+            continue
+        for item in child if isinstance(child, list) else [child]:
+            if isinstance(item, gast.AST):
+                yield from _values_in(item)
+
+
+def _qualified(obj: object) -> str:
+    name = getattr(obj, "__name__", type(obj).__name__)
+    return f"np.{name}" if isinstance(obj, np.ufunc) or getattr(obj, "__module__", None) == "numpy" else name
+
+
 def _dotted(node: gast.AST) -> str:
     if isinstance(node, gast.Name):
         return node.id
     if isinstance(node, gast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, gast.Subscript):
+        return f"{_dotted(node.value)}[...]"
+    if isinstance(node, gast.Call):
+        return f"{_dotted(node.func)}(...)"
     return "..."
