@@ -34,7 +34,9 @@ def rebinding(value: Any, where: str, aliased: bool) -> None:
     """
     if isinstance(value, np.ndarray) and (aliased or value.base is not None):
         raise RefusedWhenRun("augmented assignment (x op= e) to an array that another name may share",
-                                where, "write x = x op e, or copy the array first (x = x.copy())")
+                                where, "to change the array it shares, write into that array by index "
+                                       "(m[i] = m[i] * 2 for a row of m); for a new array, write x = x op e "
+                                       "or copy first (x = x.copy())")
 
 
 def _rule(qualname: str) -> registry.Rule:

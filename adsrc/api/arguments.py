@@ -295,6 +295,9 @@ class Fresh:
         self._take_inputs(trees, set())
 
     def _take_inputs(self, tree: Any, seen: set[int]) -> None:
+        if type(tree) is tuple and all(type(item) is np.ndarray and item.base is None for item in tree):
+            self._taken.update((id(item), item) for item in tree)  # the common call: arrays that own their data
+            return
         if isinstance(tree, np.ndarray):
             owner = _owner(tree)
             self._taken[id(owner)] = owner

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backend.pipeline import Mode, compile
+from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import to_tangent
@@ -25,7 +25,7 @@ from .forward import jvp
 
 
 def _mode(eager: bool | None) -> Mode:
-    return Mode("reverse", eager=resolve_eager(eager))
+    return EAGER if resolve_eager(eager) else REVERSE
 
 
 def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Derivative:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import operator
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -103,7 +104,15 @@ class Compiled:
     reads: list[tuple[str, Any]] = field(default_factory=list)
     defaults: tuple = ()
     rules_version: int = 0
-    attributes: list[tuple[tuple[str, ...], Any]] = field(default_factory=list)
+    attributes: list[tuple[Any, Callable, Any]] = field(default_factory=list)  # (root, getter, object)
+
+    def same_defaults(self, func: Callable) -> bool:
+        """The defaults are the objects compiled against (``f.__defaults__ = ...`` makes a new tuple)."""
+        positional, keywords = self.defaults
+        if getattr(func, "__defaults__", None) is not positional:
+            return False
+        current = getattr(func, "__kwdefaults__", None)
+        return current is None and not keywords or current is not None and _same(tuple(current.values()), keywords)
 
     @property
     def eager(self) -> bool:
@@ -111,10 +120,15 @@ class Compiled:
 
     def current(self, func: Callable, closure: dict[str, Any]) -> bool:
         """True while everything read at compile time is unchanged: outside values, defaults, the rules."""
-        return (self.rules_version == registry.version()
-                and _same(_defaults(func), self.defaults)
-                and all(resolve_outside(func, closure, key) is obj for key, obj in self.reads)
-                and all(_resolve_chain(func, closure, chain) is obj for chain, obj in self.attributes))
+        if self.rules_version != registry.version() or not self.same_defaults(func):
+            return False
+        if not all(resolve_outside(func, closure, key) is obj for key, obj in self.reads):
+            return False
+        # Each chain's root is one of the reads, just checked to be the same object: look down from it.
+        try:
+            return all(get(root) is obj for root, get, obj in self.attributes)
+        except Exception:  # an attribute that is gone
+            return False
 
 
 def _resolve_chain(func: Callable, closure: dict[str, Any], chain: tuple[str, ...]) -> Any:
@@ -146,12 +160,14 @@ def _attribute_chains(node: gast.AST, free: list[str], func: Callable, closure: 
             obj = _resolve_chain(func, closure, chain)
             if obj is not _MISSING and (callable(obj) or inspect.ismodule(obj)):
                 chains[chain] = obj
-    return list(chains.items())
+    return [(resolve_outside(func, closure, chain[0]), operator.attrgetter(".".join(chain[1:])), obj)
+            for chain, obj in chains.items()]
 
 
 def _defaults(func: Callable) -> tuple:
+    """The positional defaults tuple itself, and the keyword-only defaults' values."""
     kwdefaults = getattr(func, "__kwdefaults__", None) or {}
-    return (*(getattr(func, "__defaults__", None) or ()), *kwdefaults.values())
+    return getattr(func, "__defaults__", None), tuple(kwdefaults.values())
 
 
 def _same(a: tuple, b: tuple) -> bool:

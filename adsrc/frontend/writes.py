@@ -100,20 +100,30 @@ _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 
 
 def _view_source(value: gast.AST, parsed) -> str | None:
-    """The local name ``value`` may be a view of (``y[...]``, ``y.T``, ``y.reshape(...)``,
-    ``np.transpose(y)``...), or None."""
-    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-        return value.value.id
-    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES and isinstance(value.value, gast.Name):
-        return value.value.id
-    if isinstance(value, gast.Call):
-        func = value.func
-        if isinstance(func, gast.Attribute) and func.attr in _VIEW_METHODS and isinstance(func.value, gast.Name) \
-                and parsed.resolve(func.value.id) is _MISSING:
-            return func.value.id
-        if value.args and isinstance(value.args[0], gast.Name) and _resolves_to_view_function(func, parsed):
-            return value.args[0].id
-    return None
+    """The local name ``value`` may be a view of, through any chain of views (``y[...]``, ``y.T``,
+    ``y.reshape(...)[:, 0]``, ``np.transpose(y)``...), or None."""
+    node, steps = value, 0
+    while True:
+        if isinstance(node, gast.Subscript):
+            node = node.value
+        elif isinstance(node, gast.Attribute) and node.attr in _VIEW_ATTRIBUTES:
+            node = node.value
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr in _VIEW_METHODS and not _rooted_outside(node.func.value, parsed):
+            node = node.func.value
+        elif isinstance(node, gast.Call) and node.args and _resolves_to_view_function(node.func, parsed):
+            node = node.args[0]
+        else:
+            break
+        steps += 1
+    return node.id if steps and isinstance(node, gast.Name) else None
+
+
+def _rooted_outside(node: gast.AST, parsed) -> bool:
+    """``np`` or ``np.linalg``: a dotted name whose root is not a local of the function."""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name) and parsed.resolve(node.id) is not _MISSING
 
 
 def _resolves_to_view_function(func: gast.AST, parsed) -> bool:

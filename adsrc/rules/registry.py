@@ -49,6 +49,7 @@ from ..values import unthunk, zero
 from ._tangent import multilinear
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
+_FLOAT64 = np.float64
 
 __all__ = [
     "Rule",
@@ -152,11 +153,19 @@ def _guard_zero(fn: Callable, name: str) -> Callable:
         if g is zero:
             return zero
         result = fn(g, *args, **kwargs)
-        if type(result) in _PLAIN_CONTAINERS:
+        # A complex contribution means complex arithmetic on the differentiated path: the API refuses
+        # complex outputs and cotangents, and a complex cotangent or primal makes the contribution
+        # complex. The common types are decided by their exact type, without a lookup.
+        kind = type(result)
+        if kind is float or kind is _FLOAT64:
+            return result
+        if kind is np.ndarray:
+            if result.dtype.kind == "c":
+                raise complex_error(f"the gradient rule {name}", "met")
+            return result
+        if kind in _PLAIN_CONTAINERS:
             return as_tangent(result)
-        # A complex cotangent, result or contribution: complex arithmetic on the differentiated path
-        # (the API refuses complex outputs and cotangents, so none is exempt).
-        if _is_complex(result) or (args and _is_complex(args[0])) or _is_complex(g):
+        if kind is complex or getattr(getattr(result, "dtype", None), "kind", None) == "c":
             raise complex_error(f"the gradient rule {name}", "met")
         return result
 
