@@ -14,7 +14,6 @@ program, in lazy and in eager mode, ``value_and_grad`` must
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import sys
@@ -27,22 +26,13 @@ import pytest
 
 import adsrc
 import background
+from diffgen import load_module
 from progen import MODULE_HEADER, Generator
 
 BATCHES = 4
 PER_BATCH = 40
 ADSRC_DIR = os.path.dirname(os.path.abspath(adsrc.__file__))
 NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
-
-
-def load_module(path: str, name: str, source: str):
-    with open(path, "w") as fh:
-        fh.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def blame(error: BaseException) -> str:
