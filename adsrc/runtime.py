@@ -16,9 +16,10 @@ import numpy as np
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
 from .errors import RefusedWhenRun
 from .rules import registry
-from .rules.writes import cleared, detached, written_part, written_tangent
-from .values import (AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk,
-                     zero)
+from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
+from .values import (  # noqa: F401  (generated code imports them from here)
+    AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
+)
 
 __all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative"]
 

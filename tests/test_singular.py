@@ -41,7 +41,7 @@ import adsrc.rules as builtin
 from adsrc.errors import AdsrcError, InvalidArgument
 from adsrc.values.containers import add_tangents
 from adsrc.values.thunks import zero
-from rule_samples import SAMPLES, C, arr, flt, pos
+from rule_samples import SAMPLES, C, arr, flt
 from test_forward import check_jvp, random_direction, tangent_leaves
 from test_rules import (call_vjp, check_against_fd, cotangent, flat, is_float_like, positions, result_leaves,
                         working_leaves)

@@ -43,7 +43,6 @@ import builtins
 import copy
 
 import gast
-import numpy as np
 
 from ..errors import UnsupportedSyntax
 from .inline import inline_local_functions

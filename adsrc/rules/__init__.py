@@ -6,7 +6,9 @@ ones a user registered), for the generated tests and docs/rules.md.
 from __future__ import annotations
 
 from .registry import rules as _all_rules
-from . import builtins, decompositions, elementwise, indexing, joins, linalg, norms, pymath, reductions, shape, nondiff
+from . import (  # noqa: F401  (imported for their registrations)
+    builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
+)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 

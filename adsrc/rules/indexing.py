@@ -18,7 +18,7 @@ import numpy as np
 
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ..values import part
-from ._util import note, unbroadcast, zero, zeros_for
+from ._util import note, zero, zeros_for
 
 
 def _is_basic(index) -> bool:

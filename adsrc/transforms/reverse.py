@@ -35,7 +35,7 @@ from ..frontend.activity import Activity, target_names
 from ..errors import NoGradientRule
 from ..frontend.anf import Prim, argument_label
 from ..ir import annotations as anno
-from ..ir.build import (arguments, assign, call, clone, comment, const, dotted, is_comment, line_comment,
+from ..ir.build import (arguments, assign, call, clone, const, dotted, is_comment, line_comment,
                         merge_comments, name, names_tuple, store)
 from ..ir.naming import Namer
 from .accumulation import Accumulation
