@@ -48,6 +48,7 @@ from ..errors import UnsupportedSyntax
 from .inline import inline_local_functions
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
+from .fence import SyntaxFence
 from .parse import _MISSING, Parsed
 
 # Builtins that generated code may call: the index loops of zip (here) and of ANF,
@@ -491,8 +492,6 @@ class Desugar:
 
     def shared_names(self) -> dict[str, bool]:
         if getattr(self, "_shared", None) is None:
-            from .fence import SyntaxFence
-
             self._shared = SyntaxFence(self.parsed).shared_names()
         return self._shared
 

@@ -34,6 +34,7 @@ import gast
 from ..frontend.activity import Activity, target_names
 from ..errors import NoGradientRule
 from ..frontend.anf import Prim, argument_label
+from ..frontend.desugar import builtin_name
 from ..ir import annotations as anno
 from ..ir.build import (arguments, assign, call, clone, const, dotted, is_comment, line_comment,
                         merge_comments, name, names_tuple, store)
@@ -386,7 +387,6 @@ class Reverse:
         stmt.body = [increment] + body_f
         fwd = [assign(count, const(0)), stmt]
         loop_var = self.namer.fresh("_")
-        from ..frontend.desugar import builtin_name  # range by a name the function does not bind
         replay = call(builtin_name(self.parsed, "range"), name(count))
         bwd: list[gast.stmt] = [gast.For(target=store(loop_var), iter=replay,
                                          body=body_b, orelse=[], type_comment=None)]
