@@ -62,12 +62,15 @@ _FRESH_ARRAYS = {
 }
 _FRESH_CALLABLES = (np.zeros, np.ones, np.empty, np.full, np.array, np.copy, np.eye, np.identity)
 
-# Methods and NumPy functions whose result may be a view sharing the argument's memory.
-_VIEW_METHODS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal", "T", "real"}
-_VIEW_FUNCTIONS = {
-    "reshape", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis", "broadcast_to",
-    "diagonal", "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "real", "imag", "split", "array_split",
-}
+# Attributes, methods and NumPy functions whose result may be a view sharing the array's memory
+# (frontend/writes.py reads the same tables).
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+VIEW_METHODS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal"})
+VIEW_FUNCTIONS = frozenset({
+    "reshape", "transpose", "matrix_transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis",
+    "rollaxis", "broadcast_to", "diagonal", "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "asanyarray",
+    "real", "imag", "split", "array_split",
+})
 
 _MUTATING_METHODS = {
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
@@ -525,9 +528,9 @@ class SyntaxFence(gast.NodeVisitor):
         if isinstance(value, gast.Call):
             func = value.func
             if isinstance(func, gast.Attribute) and self.static(func.value) is _MISSING:
-                return func.attr in _VIEW_METHODS
+                return func.attr in VIEW_METHODS or func.attr in VIEW_ATTRIBUTES
             target = self.static(func)
-            return getattr(target, "__name__", None) in _VIEW_FUNCTIONS and \
+            return getattr(target, "__name__", None) in VIEW_FUNCTIONS and \
                 getattr(target, "__module__", "") == "numpy"
         return False
 

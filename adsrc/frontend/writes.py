@@ -24,28 +24,16 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
-from ..ir.dataflow import liveness
+from ..ir.dataflow import blocks, liveness
+from .fence import VIEW_ATTRIBUTES, VIEW_FUNCTIONS, VIEW_METHODS
 from .parse import _MISSING
 
-# Primitives whose result may be a view of their first argument.
-VIEWS = frozenset({
-    operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.swapaxes, np.moveaxis, np.rollaxis,
-    np.diagonal, np.expand_dims, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.asarray,
-    np.asanyarray, np.real, np.imag, np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose,
-})
+# Primitives whose result may be a view of their first argument (the fence's table, as functions).
+VIEWS = frozenset({operator.getitem} | {getattr(np, name) for name in VIEW_FUNCTIONS if hasattr(np, name)})
 
 
 def _prim(stmt: gast.stmt):
     return anno.get(stmt, anno.PRIM, None) if isinstance(stmt, gast.Assign) else None
-
-
-def _statements(stmts: list[gast.stmt]):
-    for stmt in stmts:
-        yield stmt
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list):
-                yield from _statements(inner)
 
 
 def write_aliases(node: gast.FunctionDef, where) -> set[str]:
@@ -53,7 +41,7 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
 
     ``where(node)`` gives a node's original ``file:line:col``, for the error.
     """
-    statements = list(_statements(node.body))
+    statements = [stmt for block in blocks(node.body) for stmt in block]
     writes = [s for s in statements if getattr(_prim(s), "kind", None) == "write"]
     if not writes:
         return set()
@@ -95,10 +83,6 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
     return written | set(view_of)
 
 
-_VIEW_METHODS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal"})
-_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
-
-
 def _view_source(value: gast.AST, parsed) -> str | None:
     """The local name ``value`` may be a view of, through any chain of views (``y[...]``, ``y.T``,
     ``y.reshape(...)[:, 0]``, ``np.transpose(y)``...), or None."""
@@ -106,10 +90,10 @@ def _view_source(value: gast.AST, parsed) -> str | None:
     while True:
         if isinstance(node, gast.Subscript):
             node = node.value
-        elif isinstance(node, gast.Attribute) and node.attr in _VIEW_ATTRIBUTES:
+        elif isinstance(node, gast.Attribute) and node.attr in VIEW_ATTRIBUTES:
             node = node.value
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                and node.func.attr in _VIEW_METHODS and not _rooted_outside(node.func.value, parsed):
+                and node.func.attr in VIEW_METHODS and not _rooted_outside(node.func.value, parsed):
             node = node.func.value
         elif isinstance(node, gast.Call) and node.args and _resolves_to_view_function(node.func, parsed):
             node = node.args[0]
