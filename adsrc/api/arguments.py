@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from ..backend.codegen import explain as explain_generated
-from ..errors import InvalidArgument, NonScalarOutput, SourceUnavailable
-from ..values import leaves, part, seed, unthunk, zero
+from ..errors import InvalidArgument, SourceUnavailable
+from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -198,67 +198,6 @@ def _complex_description(leaf: Any) -> str:
     if isinstance(leaf, np.ndarray):
         return f"an array of dtype {dtype} and shape {leaf.shape}"
     return f"a {type(leaf).__name__}"
-
-
-def check_real_scalar(value: Any, name: str, place: str) -> None:
-    """Refuse a result that grad cannot differentiate: anything but a real number (or a 0-d real array).
-
-    A str, None or other object, a bool (a comparison, np.allclose) and a
-    complex number have no gradient that grad can return; zeros, or the
-    gradient of the real part, would be silently wrong.
-    """
-    kind = type(value)
-    if kind is np.float64 or kind is float or kind is np.float32:
-        return
-    if isinstance(value, np.ndarray):
-        if value.ndim != 0:
-            raise NonScalarOutput(name, value.shape, place)
-        dtype = value.dtype
-        if kind is not np.ndarray:
-            raise NonScalarOutput(name, (), place, f"a {kind.__name__} (an ndarray subclass)",
-                                  "return a plain float, e.g. float(np.asarray(value))")
-        described = f"a 0-d array of dtype {dtype}"
-    elif isinstance(value, np.generic):
-        dtype = value.dtype
-        described = f"a {kind.__name__}"
-    elif isinstance(value, bool):
-        dtype = np.dtype(bool)
-        described = "a bool"
-    elif isinstance(value, (int, float)):
-        return
-    elif isinstance(value, complex):
-        dtype = np.dtype(complex)
-        described = "a complex"
-    elif isinstance(value, (list, tuple)):
-        try:
-            shape = np.shape(value)
-        except ValueError:
-            shape = None
-        if shape:
-            raise NonScalarOutput(name, shape, place)
-        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", _CONTAINER_REMEDY.format(name=name))
-    elif isinstance(value, dict):
-        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", _CONTAINER_REMEDY.format(name=name))
-    else:
-        if value is None:
-            raise NonScalarOutput(name, (), place, "None", "return the quantity to differentiate (a function "
-                                                           "with no return statement returns None)")
-        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", "return the quantity to differentiate")
-    if dtype.kind in "fiu":
-        return
-    if dtype.kind == "b":
-        remedy = ("a bool (a comparison, np.allclose, ...) has no gradient; return the real-valued "
-                  "quantity itself")
-    elif dtype.kind == "c":
-        remedy = ("adsrc differentiates real-valued functions only; return a real quantity computed "
-                  "from real parts instead")
-    else:
-        remedy = "return the quantity to differentiate"
-    raise NonScalarOutput(name, (), place, described, remedy)
-
-
-_CONTAINER_REMEDY = ("use adsrc.vjp({name}, *args) and call the pullback with a cotangent of the same "
-                     "structure instead")
 
 
 def scalar_seed(value: Any, func: Callable) -> Any:

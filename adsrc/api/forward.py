@@ -17,7 +17,7 @@ from ..errors import InvalidArgument, NonScalarOutput
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import gradient_function
 from ..values import is_zero, to_tangent, zero
-from .arguments import (Fresh, Wrt, bind, check_real_scalar, parameter_names, positions, refuse_subclasses,
+from .arguments import (Fresh, Wrt, bind, parameter_names, positions, refuse_subclasses,
                         where)
 from .derivative import MAX_ORDER, Derivative
 
@@ -102,7 +102,6 @@ def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> 
         if error.returned:
             raise
         raise NonScalarOutput(func.__name__, error.shape, where(func)) from None
-    check_real_scalar(value, func.__name__, where(func))
     dgrads = (zero,) * len(derivative.wrt) if dgrads is zero else dgrads
     fresh = Fresh(values, tangents, value)
     g = tuple(fresh.finish(grads[k], values[i]) for k, i in enumerate(derivative.wrt))

@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-import numpy as np
 
-from ..errors import NonScalarOutput
-from ..values import seed
+from ..values import check_real_scalar, seed
 
 
 # The file name codegen gives an adjoint: "<adsrc adjoint 3 of f (/path/to/file.py:12)>".
@@ -28,21 +26,10 @@ def _described(adjoint: Callable | None) -> tuple[str, str]:
 
 
 def unit_seed(value: Any, adjoint: Callable | None = None) -> Any:
-    """The unit cotangent of a real scalar result; a non-scalar or complex result is refused with
-    NonScalarOutput, as grad refuses it (api/arguments.py, check_real_scalar). ``adjoint``, the
-    compiled adjoint that computed ``value``, names the function in the message."""
-    kind = type(value)
-    if kind is float or kind is np.float64:
-        return seed(value)
-    if np.ndim(value) != 0:
-        raise NonScalarOutput("the differentiated function", np.shape(value), "")
-    dtype = getattr(value, "dtype", None)
-    if (dtype.kind == "c" if isinstance(dtype, np.dtype) else isinstance(value, complex)):
-        name, place = _described(adjoint)
-        raise NonScalarOutput(name, (), place, f"a complex value ({kind.__name__})",
-                              "complex differentiation is not supported yet (a real gradient would "
-                              "silently lose the imaginary part); return a real quantity computed "
-                              "from real parts instead")
+    """The unit cotangent of a real scalar result; anything else is refused as grad refuses it.
+    ``adjoint``, the compiled adjoint that computed ``value``, names the function in the message."""
+    if type(value) is not float:
+        check_real_scalar(value, *_described(adjoint))
     return seed(value)
 
 

@@ -1,17 +1,23 @@
-"""The zero cotangent, the test for it, and the base class of deferred values.
+"""The zero cotangent, the test for it, the seed of a scalar result, and the base of deferred values.
 
 ``zero`` is what a variable's gradient (or tangent) is before anything
 reaches it: an exact, free zero that absorbs arithmetic. ``is_zero`` is the
 one test for it; ``is_zero_tree`` also counts a container whose every leaf
 is zero. :class:`Deferred` is the base of Thunk and AccThunk, so that lower
 layers can recognize a value that still has to be materialized without
-knowing how.
+knowing how. ``seed`` is the unit cotangent of a scalar result, and
+``check_real_scalar`` refuses a result that has no such seed: grad and
+second order both call it.
 """
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ZeroTangent", "zero", "is_zero", "is_zero_tree", "Deferred", "seed"]
+import numpy as np
+
+from ..errors import NonScalarOutput
+
+__all__ = ["ZeroTangent", "zero", "is_zero", "is_zero_tree", "Deferred", "seed", "check_real_scalar"]
 
 
 class ZeroTangent:
@@ -92,3 +98,64 @@ def seed(value: Any) -> Any:
     """The unit cotangent of a scalar result: ``1`` in its floating dtype, else ``1.0``."""
     dtype = getattr(value, "dtype", None)
     return dtype.type(1) if dtype is not None and dtype.kind == "f" else 1.0
+
+
+def check_real_scalar(value: Any, name: str, place: str) -> None:
+    """Refuse a result that grad cannot differentiate: anything but a real number (or a 0-d real array).
+
+    A str, None or other object, a bool (a comparison, np.allclose) and a
+    complex number have no gradient that grad can return; zeros, or the
+    gradient of the real part, would be silently wrong.
+    """
+    kind = type(value)
+    if kind is np.float64 or kind is float or kind is np.float32:
+        return
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise NonScalarOutput(name, value.shape, place)
+        dtype = value.dtype
+        if kind is not np.ndarray:
+            raise NonScalarOutput(name, (), place, f"a {kind.__name__} (an ndarray subclass)",
+                                  "return a plain float, e.g. float(np.asarray(value))")
+        described = f"a 0-d array of dtype {dtype}"
+    elif isinstance(value, np.generic):
+        dtype = value.dtype
+        described = f"a {kind.__name__}"
+    elif isinstance(value, bool):
+        dtype = np.dtype(bool)
+        described = "a bool"
+    elif isinstance(value, (int, float)):
+        return
+    elif isinstance(value, complex):
+        dtype = np.dtype(complex)
+        described = "a complex"
+    elif isinstance(value, (list, tuple)):
+        try:
+            shape = np.shape(value)
+        except ValueError:
+            shape = None
+        if shape:
+            raise NonScalarOutput(name, shape, place)
+        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", _CONTAINER_REMEDY.format(name=name))
+    elif isinstance(value, dict):
+        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", _CONTAINER_REMEDY.format(name=name))
+    else:
+        if value is None:
+            raise NonScalarOutput(name, (), place, "None", "return the quantity to differentiate (a function "
+                                                           "with no return statement returns None)")
+        raise NonScalarOutput(name, (), place, f"a {kind.__name__}", "return the quantity to differentiate")
+    if dtype.kind in "fiu":
+        return
+    if dtype.kind == "b":
+        remedy = ("a bool (a comparison, np.allclose, ...) has no gradient; return the real-valued "
+                  "quantity itself")
+    elif dtype.kind == "c":
+        remedy = ("adsrc differentiates real-valued functions only; return a real quantity computed "
+                  "from real parts instead")
+    else:
+        remedy = "return the quantity to differentiate"
+    raise NonScalarOutput(name, (), place, described, remedy)
+
+
+_CONTAINER_REMEDY = ("use adsrc.vjp({name}, *args) and call the pullback with a cotangent of the same "
+                     "structure instead")
