@@ -12,10 +12,12 @@ from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable
 from .values import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
+from .values.pytrees import register_pytree
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "register_pytree",
     "grad", "value_and_grad", "vjp", "differentiate", "Differentiated", "adjoint_source",
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
+from .calls import CallDerivative, adjoint_of_call, jvp_of_call  # noqa: F401  (generated code imports them from here)
 from .errors import RefusedWhenRun
 from .rules import registry
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
@@ -21,7 +22,7 @@ from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
 )
 
-__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative"]
+__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "CallDerivative"]
 
 
 def rebinding(value: Any, where: str, aliased: bool) -> None:

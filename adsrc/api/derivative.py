@@ -50,7 +50,7 @@ class Derivative:
 
     def describe(self) -> str:
         kind = "value_and_grad" if self.with_value else "grad"
-        inner = self.of.describe() if isinstance(self.of, Derivative) else self.of.__name__
+        inner = self.of.describe() if isinstance(self.of, Derivative) else getattr(self.of, "__name__", repr(self.of))
         return f"{kind}({inner})"
 
     def refuse(self, what: str, remedy: str) -> InvalidArgument:

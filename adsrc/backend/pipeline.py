@@ -36,7 +36,7 @@ from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
 from ..frontend.fence import check_syntax
-from ..frontend.parse import _MISSING, Parsed, parse_function, resolve_outside
+from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
 from ..ir.naming import Namer, free_names
 from ..optimize import Context
@@ -51,7 +51,7 @@ from .codegen import load, module_source
 RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "written_tangent", "detached", "loop_length",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
-                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of")
+                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call")
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     aliases = write_aliases(node, parsed.where)
 
     # The transform.
-    label = func.__name__.replace("<lambda>", "lambda")
+    label = func.__name__.replace("<lambda>", "lambda").strip("_") or "function"
     if mode.forward:
         transform = Forward(parsed, namer, activity, wrt_names, runtime)
         generated_name = namer.fresh(f"{label}_jvp")
@@ -301,5 +301,11 @@ cache = CompileCache()
 
 
 def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compiled:  # noqa: A001
-    """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed."""
+    """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed.
+
+    A bound method, ``functools.partial`` or callable instance compiles as the function it runs; ``wrt``
+    and the compiled function's parameters then count the arguments it binds first (frontend/parse.py).
+    """
+    if not inspect.isfunction(func):
+        func = bound_parts(func)[0]
     return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))

@@ -74,6 +74,8 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
                 return
             if isinstance(node.func, gast.Attribute):
                 visit(node.func.value)
+            elif not isinstance(node.func, gast.Name) or target is None:
+                visit(node.func)  # a value called (f(x) with f a parameter, layers[i](h)): it may hold weights
             for arg in node.args:
                 visit(arg)
             for kw in node.keywords:

@@ -1,4 +1,8 @@
-"""Python builtins: abs, pow, float, sum, and max/min of several values.
+"""Python builtins: abs, pow, float, sum, max/min of several values, and getattr.
+
+``getattr(obj, name)`` (and ``obj.name`` on a structure: a model's
+``self.w``, a NamedTuple's or dataclass's field) sends the cotangent to that
+attribute of ``obj``'s cotangent (values/pytrees.py).
 
 ``max(a, b, c)`` sends the cotangent to the winning argument; tied winners
 share it evenly. ``max(seq)`` and ``sum(seq)`` of one sequence return a list
@@ -13,6 +17,7 @@ import builtins
 import numpy as np
 
 from .registry import defjvp, defvjp, lookup
+from ..values.pytrees import attribute_cotangent, attribute_tangent
 from ._tangent import dense
 from ._util import cast_like, note, unbroadcast, variadic, zero
 from .elementwise import _power_dx, _power_dy, _power_jvp_x, _power_jvp_y
@@ -21,6 +26,9 @@ _MAX_ARGS = 16
 _NAMES = ("a", "b", "c", "d", "e", "f", "h", "k")  # then arg8, arg9, ...
 
 defvjp(builtins.abs, lambda g, ans, x: g * np.sign(x))
+defvjp(builtins.getattr, lambda g, ans, obj, name, default=None: attribute_cotangent(g, obj, name), None, None)
+defjvp(builtins.getattr, lambda t, ans, obj, name, default=None: attribute_tangent(t, obj, name), None, None,
+       piecewise_linear=True)
 defvjp(builtins.float, lambda g, ans, x: cast_like(g, x))
 
 

@@ -43,6 +43,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 )
 from ..backend.pipeline import EAGER, compile
 from ..rules import _util, linalg
+from ..calls import CallDerivative, flat_sources
 from ..runtime import CalleeDerivative
 from ..values import add_tangents, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
@@ -64,6 +65,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return fn(tangents, ktangents, *args, **kwargs)
     if isinstance(fn, CalleeDerivative) and not fn.mode.forward:
         return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
+    if isinstance(fn, CallDerivative) and not fn.mode.forward:
+        return _call_site(fn, tangents, ktangents, args, kwargs)
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
@@ -81,6 +84,34 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     if inspect.isfunction(fn):
         return _transformed(fn, tangents, ktangents, args, kwargs)
     return _opaque(fn, tangents, ktangents, args, kwargs)
+
+
+def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """The JVP of a call site's adjoint (a callee known when it runs): the JVP of the resolved function's
+    eager adjoint, its pullback's cotangents regrouped as the call site's (a linear map, so their
+    tangents are regrouped the same way)."""
+    first, *atoms = args
+    plan = fn.plan(first, tuple(atoms), kwargs)
+    if plan.rule is not None:
+        raise NotImplementedError(f"second order through {plan.label} called as a value at {fn.where}; call it "
+                                  f"by its name")
+    given = {**dict(enumerate(tangents)), **ktangents}
+    param_tangents = fn.parameter_tangents(plan, first, given)
+    sources = plan.sources()
+    wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
+    pair, dpair = _transformed(compile(plan.function, wrt, EAGER).function, tuple(param_tangents), {},
+                               tuple(plan.values()), {})
+    value, inner = pair
+
+    @jvp_function
+    def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
+        grads, dgrads = call(inner, tangents, ktangents, g)
+        parts = [sources[i] for i in wrt]
+        return (fn.gather(first, atoms, list(zip(parts, grads))),
+                fn.gather(first, atoms, [(s, zero if is_zero_tree(dgrads) else part(dgrads, k))
+                                         for k, s in enumerate(parts)]))
+
+    return (value, pullback), (part(dpair, 0), zero)
 
 
 def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
