@@ -10,7 +10,9 @@ hands the call to a :class:`CallDerivative`, which resolves it at each call:
 * a Python function runs its own compiled adjoint (or JVP);
 * a bound method runs its function's, with the object as first argument;
 * a callable instance runs ``type(obj).__call__``'s, with ``obj`` first;
-* a ``functools.partial`` runs its function's, its stored arguments first.
+* a ``functools.partial`` runs its function's, its stored arguments first;
+* a derivative made by ``adsrc.grad`` (called inside a differentiated function)
+  gives its own: a Hessian-vector product in reverse mode.
 
 The object a method or ``__call__`` is bound to is differentiable: its
 cotangent is the callee's own (``self.predict``'s cotangent is ``self``'s).
@@ -96,7 +98,12 @@ class CallDerivative:
         if plan.rule is not None:
             return self.rule_adjoint(plan, first, values, sources)
         wrt = tuple(i for i, s in enumerate(sources) if any(self.active(x) for x in flat_sources(s)))
-        value, pullback = compile(plan.function, wrt, self.mode).function(*values)
+        if plan.derivative is not None:
+            if plan.keywords:
+                raise RefusedWhenRun(f"passing keyword arguments to {plan.label}", self.where, "pass them positionally")
+            value, pullback = plan.derivative.__adsrc_pullback__(tuple(values), wrt, self.mode.eager)
+        else:
+            value, pullback = compile(plan.function, wrt, self.mode).function(*values)
 
         def call_pullback(g: Any) -> tuple:
             grads = pullback(g)
@@ -148,6 +155,8 @@ class CallDerivative:
         plan = self.plan(first, atoms, keywords)
         values = plan.values()
         param_tangents = self.parameter_tangents(plan, first, dict(zip(self.wrt, tangents)))
+        if plan.derivative is not None:
+            return plan.derivative.__adsrc_pushforward__(tuple(values), tuple(param_tangents))
         if plan.rule is not None:
             ans = plan.rule_function(*values, **plan.constant_keywords())
             total = zero
@@ -209,6 +218,7 @@ class _Plan:
         self.function: Callable | None = None
         self.rule: registry.Rule | None = None
         self.rule_function: Callable | None = None
+        self.derivative: Any = None  # an object that knows its own derivatives (adsrc.grad(g))
         self.label = ""
         self.bound: list[tuple[Any, Any]] = []  # the parameters' (value, source), in order
 
@@ -219,6 +229,10 @@ class _Plan:
             if rule is not None:
                 self.rule, self.rule_function = rule, callee
                 self.label = getattr(callee, "__name__", repr(callee))
+                self.bound = self.positional
+                return
+            if hasattr(type(callee), "__adsrc_pullback__"):  # a derivative made by adsrc.grad, called inside
+                self.derivative, self.label = callee, repr(callee)
                 self.bound = self.positional
                 return
             if inspect.isfunction(callee):

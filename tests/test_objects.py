@@ -424,3 +424,21 @@ def test_hessian_and_jvp_of_a_decorated_loss():
     t = rng.normal(size=w.shape)
     _, tangent = adsrc.jvp(wrapped_loss, (w, x), (t, None))
     close(tangent, np.sum(g(w, x) * t))
+
+
+# ---- a gradient called inside a differentiated function ------------------------------------
+def inner_energy(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def gradient_norm(x):
+    force = adsrc.grad(inner_energy)
+    return np.sum(force(x) ** 2)
+
+
+@MODES
+def test_grad_called_inside_a_differentiated_function(eager):
+    x = np.array([0.3, 0.8, -0.4])
+    close(adsrc.grad(gradient_norm, eager=eager)(x), fd(gradient_norm, x))
+    t = rng.normal(size=3)
+    close(adsrc.jvp(gradient_norm, (x,), (t,))[1], np.sum(fd(gradient_norm, x) * t))

@@ -43,6 +43,19 @@ class Derivative:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(*args, **kwargs)
 
+    # Called inside a differentiated function (``adsrc.grad(g)(x)`` in ``f``), a derivative is a call of a
+    # value (adsrc/calls.py), which asks it for its own derivatives; gradients.py and forward.py provide them.
+    _pullback: Callable[..., Any]
+    _pushforward: Callable[..., Any]
+
+    def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
+        """``(self(*args), pullback)``, ``pullback(cotangent)`` giving a tuple of gradients for ``wrt``."""
+        return type(self)._pullback(self, args, wrt)
+
+    def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
+        """``(self(*args), its tangent)`` given the arguments' tangents."""
+        return type(self)._pushforward(self, args, tangents)
+
     @property
     def where(self) -> str:
         """``file:line`` of the user's function."""

@@ -226,6 +226,18 @@ def _derivative_vjp(derivative: Derivative, args: tuple, wrt: Wrt) -> tuple[Any,
     return value, pullback
 
 
+def _nested_pullback(derivative: Derivative, args: tuple, wrt: tuple[int, ...]) -> tuple[Any, Callable]:
+    """A derivative called inside a differentiated function: its vjp, with a tuple of gradients."""
+    if not wrt:
+        return derivative(*args), lambda cotangent: ()
+    value, pullback = _derivative_vjp(derivative, args, wrt)
+    return value, pullback
+
+
+Derivative._pullback = _nested_pullback
+Derivative._pushforward = lambda derivative, args, tangents: jvp(derivative, args, tangents)
+
+
 # ---- the decorator -------------------------------------------------------------------------
 class Differentiated:
     """What ``@adsrc.differentiate`` returns: call it for gradients.
