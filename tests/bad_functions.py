@@ -343,8 +343,8 @@ def eval_call(x):
 
 def lambda_inside(x):
     ran("lambda_inside")
-    ys = sorted(x, key=lambda v: -v)  # expect: UnsupportedSyntax: lambda
-    return np.sum(ys)
+    fs = [lambda v: -v]  # expect: UnsupportedSyntax: lambda
+    return np.sum(fs[0](x))
 
 
 def nested_function(x):

@@ -276,6 +276,8 @@ SAMPLES: dict[str, list[Case]] = {
     # ---- builtins -------------------------------------------------------------
     "builtins.getattr": [C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "w"),
                          C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "b")],
+    "builtins.sorted": [C([flt(), flt(), flt()]), C(arr(4)), C([flt(), flt(), flt()], reverse=True),
+                        C(arr(4), reverse=True)],  # key= is checked in tests/test_objects.py
     "builtins.abs": [C(flt(0.5, 2.0)), C(flt(-2.0, -0.5)), C(nonzero(3))],
     "builtins.float": [C(arr()), C(flt()), C(Spec(lambda rng: np.float64(rng.uniform())))],
     "builtins.pow": [C(pflt(), flt()), C(pos(3), 2), C(pos(2), arr(2))],

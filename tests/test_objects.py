@@ -442,3 +442,25 @@ def test_grad_called_inside_a_differentiated_function(eager):
     close(adsrc.grad(gradient_norm, eager=eager)(x), fd(gradient_norm, x))
     t = rng.normal(size=3)
     close(adsrc.jvp(gradient_norm, (x,), (t,))[1], np.sum(fd(gradient_norm, x) * t))
+
+
+# ---- sorted, min and max with key= ---------------------------------------------------------
+def distance(v):
+    return abs(v - 0.5)
+
+
+def ranked(x):
+    xs = [x[0], x[1] * 2.0, x[2]]
+    ys = sorted(xs, key=distance)
+    far = max(xs, key=lambda v: abs(v - 0.5))
+    near = min(xs, key=distance)  # a tie by key: Python returns the first, and only it won
+    return ys[0] * 3.0 + ys[2] + far * 5.0 + near * 7.0 + sum(sorted(x, reverse=True)[:2])
+
+
+@MODES
+def test_sorted_min_max_with_key(eager):
+    x = np.array([0.1, 0.7, 0.9])
+    expected = np.array([3.0 + 7.0, 2.0 * (1.0 + 5.0), 0.0]) + np.array([0.0, 1.0, 1.0])
+    close(adsrc.grad(ranked, eager=eager)(x), expected)
+    x = np.array([0.2, 0.45, 1.3])  # no ties: finite differences apply
+    close(adsrc.grad(ranked, eager=eager)(x), fd(ranked, x))

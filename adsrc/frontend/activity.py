@@ -56,8 +56,8 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
     def visit(node: gast.AST) -> None:
         if isinstance(node, gast.Name):
             found.add(node.id)
-        elif isinstance(node, (gast.Compare, gast.BoolOp)):
-            return
+        elif isinstance(node, (gast.Compare, gast.BoolOp, gast.Lambda)):
+            return  # a lambda (a key= of sorted) is a function, not a value that carries a gradient
         elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
             return
         elif isinstance(node, gast.Subscript):
