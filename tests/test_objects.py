@@ -464,3 +464,24 @@ def test_sorted_min_max_with_key(eager):
     close(adsrc.grad(ranked, eager=eager)(x), expected)
     x = np.array([0.2, 0.45, 1.3])  # no ties: finite differences apply
     close(adsrc.grad(ranked, eager=eager)(x), fd(ranked, x))
+
+
+# ---- map, consumed at once ----------------------------------------------------------------
+def square(v):
+    return v * v
+
+
+def mapped(x, W):
+    a = sum(map(square, [x[0], x[1]]))
+    b = sum(map(np.multiply, [x[0], x[1]], [x[2], x[2]]))  # several iterables: zip's shortest
+    c = max(map(square, x))
+    return a + b * 3.0 + c + sum(sorted(map(np.sin, W[0]))[:2])
+
+
+@MODES
+def test_map_consumed_at_once(eager):
+    x, W = np.array([0.3, -0.2, 0.5]), rng.normal(size=(3, 3))
+    dx, dW = adsrc.grad(mapped, wrt=(0, 1), eager=eager)(x, W)
+    close(dx, fd(lambda v: mapped(v, W), x))
+    close(dW, fd(lambda v: mapped(x, v), W))
+    assert "item" in adsrc.adjoint_source(mapped)  # the comprehension's variable

@@ -36,6 +36,7 @@ from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
 from ..frontend.fence import check_syntax
+from ..frontend.maps import rewrite_maps
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
 from ..ir.naming import Namer, free_names
@@ -202,6 +203,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
 
     # The front end, shared by both modes.
+    rewrite_maps(parsed, namer, node, local_names(node))
     node = desugar(parsed, namer, runtime)
     resolver = CalleeResolver(parsed, local_names(node))
     activity = analyze(node, set(wrt_names), resolver.resolve, every_variable_useful=mode.forward)
