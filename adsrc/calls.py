@@ -239,8 +239,8 @@ class _Plan:
                 self.function, self.label = callee, callee.__qualname__
                 self.bind(callee)
                 return
-            if isinstance(callee, types.MethodType):
-                self.positional.insert(0, (callee.__self__, owner))
+            if isinstance(callee, types.MethodType):  # a classmethod's class is a constant
+                self.positional.insert(0, (callee.__self__, None if inspect.isclass(callee.__self__) else owner))
                 callee = callee.__func__
             elif isinstance(callee, functools.partial):
                 self.positional[0:0] = [(a, None) for a in callee.args]

@@ -485,3 +485,36 @@ def test_map_consumed_at_once(eager):
     close(dx, fd(lambda v: mapped(v, W), x))
     close(dW, fd(lambda v: mapped(x, v), W))
     assert "item" in adsrc.adjoint_source(mapped)  # the comprehension's variable
+
+
+# ---- staticmethod and classmethod ---------------------------------------------------------
+class Scaled:
+    factor = 3.0
+
+    def __init__(self, w):
+        self.w = w
+
+    @staticmethod
+    def squash(v):
+        return np.tanh(v) * 2.0
+
+    @classmethod
+    def scale(cls, v):
+        return v * cls.factor
+
+    def loss(self, x):
+        return np.sum(self.squash(self.w * x) + self.scale(x) * self.w)
+
+
+@MODES
+def test_staticmethods_and_classmethods(eager):
+    obj, x = Scaled(rng.normal(size=3)), rng.normal(size=3)
+    close(adsrc.grad(obj.loss, eager=eager)(x), fd(obj.loss, x))
+    g = adsrc.grad(obj.loss, wrt="self", eager=eager)(x)
+    close(g.w, fd(lambda w: Scaled(w).loss(x), obj.w))
+    close(adsrc.grad(Scaled.scale, eager=eager)(x[0]), 3.0)
+    close(adsrc.grad(squashed, eager=eager)(x), fd(squashed, x))
+
+
+def squashed(v):
+    return np.sum(Scaled.squash(v))
