@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 from typing import Any, Callable
 
 from .backend.pipeline import FORWARD, Mode, compile
@@ -260,7 +261,10 @@ class _Plan:
 
     def bind(self, func: Callable) -> None:
         """Bind the call's arguments to ``func``'s parameters, as Python would, keeping their sources."""
-        signature = signature_of(func)
+        signature, simple = _signature(func)
+        if simple == len(self.positional) and not self.keywords:  # the common call: every parameter, in order
+            self.bound = list(self.positional)
+            return
         arguments = self.positional + list(self.keywords.values())
         tokens = [_Token(i) for i in range(len(arguments))]
         names = list(self.keywords)
@@ -296,6 +300,23 @@ class _Plan:
 
     def constant_keywords(self) -> dict:
         return {k: v for k, (v, _) in self.keywords.items()}
+
+
+_signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _signature(func: Callable) -> tuple[inspect.Signature, int]:
+    """``func``'s signature, and its number of parameters if all are plain positional ones (else -1);
+    cached while its code and defaults stay the objects they were."""
+    key = (func.__code__, func.__defaults__, func.__kwdefaults__)
+    entry = _signatures.get(func)
+    if entry is not None and all(a is b for a, b in zip(entry[0], key)):
+        return entry[1], entry[2]
+    signature = signature_of(func)
+    params = signature.parameters.values()
+    simple = len(params) if all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params) else -1
+    _signatures[func] = (key, signature, simple)
+    return signature, simple
 
 
 class _Token:
