@@ -17,7 +17,7 @@ from ..errors import InvalidArgument, NonScalarOutput
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import gradient_function
 from ..values import is_zero, to_tangent, zero
-from .arguments import (Fresh, Wrt, bind, parameter_names, positions, refuse_subclasses,
+from .arguments import (Fresh, Wrt, bind, choose_wrt, parameter_names, positions, refuse_subclasses,
                         where)
 from .derivative import MAX_ORDER, Derivative
 
@@ -76,8 +76,19 @@ def _refuse_subclasses(func: Callable, primals: tuple, tangents: tuple) -> None:
         refuse_subclasses(func, name, t, "tangent for")
 
 
-def jvp_source(func: Callable, wrt: Wrt = 0) -> str:
-    """The generated forward-mode (JVP) module's source, as ``adsrc dump --mode forward`` prints it."""
+def jvp_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> str:
+    """The generated forward-mode (JVP) module's source, as ``adsrc dump --mode forward`` prints it.
+
+    ``wrt`` (or ``argnums``, its alias; position 0 by default) names the
+    parameters that get a tangent.
+
+    >>> import adsrc
+    >>> def f(x, y):
+    ...     return x * y
+    >>> "def f_jvp(x, y, dx, dy):" in adsrc.jvp_source(f, argnums=(0, 1))
+    True
+    """
+    wrt = choose_wrt(wrt, argnums)
     if isinstance(func, Derivative):
         raise func.refuse("jvp_source", "second derivatives run the second-order pass over the eager adjoint "
                                         "of the function, compiled at call time; print adjoint_source(f, "
@@ -91,6 +102,7 @@ def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> 
     if derivative.order >= MAX_ORDER:
         raise derivative.refuse("jvp", f"adsrc differentiates up to order {MAX_ORDER}, and this is already a "
                                        f"second derivative")
+    derivative.refuse_aux("jvp")
     func = derivative.root
     values = bind(func, primals, {})
     ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents) + (zero,) * (len(values) - len(tangents))
