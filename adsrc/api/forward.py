@@ -36,7 +36,7 @@ def _check_pairs(primals: Any, tangents: Any) -> tuple[tuple, tuple]:
     if len(primals) != len(tangents):
         raise InvalidArgument(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     for p, t in zip(primals, tangents):
-        if not is_zero(t) and np.shape(p) != np.shape(t) and not isinstance(p, (list, tuple, dict)):
+        if not is_zero(t) and not isinstance(p, (list, tuple, dict)) and np.shape(p) != np.shape(t):
             raise InvalidArgument(f"jvp: a tangent of shape {np.shape(t)} for a primal of shape {np.shape(p)}")
     return tuple(primals), tuple(tangents)
 
