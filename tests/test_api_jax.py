@@ -320,6 +320,34 @@ def test_jacobian_of_a_scalar_function_of_a_dict_is_its_gradient(eager):
         np.testing.assert_allclose(j[key], g[key], rtol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_jacobian_blocks_of_an_integer_output_are_zero(mode):
+    def with_a_count(x):
+        return x * 2.0, 3
+    j = adsrc.jacobian(with_a_count, mode=mode)(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(j[0], 2.0 * np.eye(2))
+    np.testing.assert_array_equal(j[1], np.zeros(2))
+
+
+def test_jacobian_refuses_integers_among_the_differentiated_leaves():
+    def f(pair):
+        return np.sum(pair[0]) * pair[1]
+    for mode in ("rev", "fwd"):
+        with pytest.raises(InvalidArgument, match="integers"):
+            adsrc.jacobian(f, mode=mode)((np.ones(2), 3))
+
+
+def test_hvp_of_a_dict_argument_takes_a_dict_direction():
+    def f(p):
+        return np.sum(p["a"] ** 3) * p["b"]
+    p, v = {"a": np.array([1.0, 2.0]), "b": 3.0}, {"a": np.array([1.0, -1.0]), "b": 0.5}
+    hv = adsrc.hvp(f)(p, v)
+    h = adsrc.hessian(f)(p)
+    np.testing.assert_allclose(hv["a"], h["a"]["a"] @ v["a"] + h["a"]["b"] * v["b"], rtol=1e-12)
+    np.testing.assert_allclose(hv["b"], h["b"]["a"] @ v["a"] + h["b"]["b"] * v["b"], rtol=1e-12)
+    np.testing.assert_allclose(hv["a"], 6 * p["a"] * p["b"] * v["a"] + 3 * p["a"] ** 2 * v["b"], rtol=1e-12)
+
+
 def test_grad_of_grad_with_respect_to_a_dict():
     def f(x, p):
         return np.sin(x) * p["a"] ** 2 + x * np.sum(p["b"])
@@ -354,6 +382,15 @@ def test_check_grads_passes_on_correct_derivatives(eager):
         assert adsrc.check_grads(dict_loss, (P,), order=2) is None
         assert adsrc.check_grads(tuple_loss, (PAIR, 1.5), order=2, modes=("rev",)) is None
         assert adsrc.check_grads(pair_loss, (W0, X0), order=2, modes=("fwd",)) is None
+
+
+def test_check_grads_in_float32_uses_looser_defaults():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+    x = np.array([0.5, 1.0], dtype=np.float32)
+    assert adsrc.check_grads(f, (x,), order=2) is None
+    with pytest.raises(AssertionError, match="eps 0.001"):
+        adsrc.check_grads(uses_wrong_log, (np.float32(0.5), x + 1.0), modes=("rev",))
 
 
 def with_an_integer(x, n):

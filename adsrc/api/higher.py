@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from ..errors import InvalidArgument
 from .arguments import Wrt, bind, check_differentiable, choose_wrt, positions
 from .derivative import Derivative
@@ -162,9 +164,9 @@ def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...
     out_leaves, out_unflatten = flatten(value)
     blocks = []
     for k, out in enumerate(out_leaves):
-        if not is_float_leaf(out):
-            raise InvalidArgument(f"jacobian of {func.__name__}: output leaf {k} is a {type(out).__name__}, "
-                                  f"which has no derivative; return floats or float arrays (or containers of them)")
+        if not is_float_leaf(out):  # an integer (or other) output is piecewise constant: zero blocks, as in "fwd"
+            blocks.append([[_zero_block(out, x) for x in leaves] for leaves, _ in inputs])
+            continue
         rows = []  # [e][p] -> the gradient's leaves
         for e in unit_vectors(out):
             grads = pullback(out_unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(out_leaves)]))
@@ -172,3 +174,8 @@ def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...
         blocks.append([[stack_rows([r[p][l] for r in rows], out, leaf) for l, leaf in enumerate(inputs[p][0])]
                        for p in range(len(inputs))])
     return value, blocks
+
+
+def _zero_block(out: Any, x: Any) -> Any:
+    shape = np.shape(out) + np.shape(x)
+    return np.zeros(shape) if shape else 0.0
