@@ -31,15 +31,19 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     """Check ``func``'s derivatives at ``args`` against central finite differences, like JAX's check_grads.
 
     ``args`` is the tuple of arguments. Every argument whose leaves are all
-    floats is checked, each in its own random direction; the others are held
-    fixed. ``modes`` picks forward mode (``"fwd"``: jvp) and reverse mode
-    (``"rev"``: vjp with a random cotangent); ``order=2`` also checks the
-    derivatives of the gradient, which needs a real scalar ``func``. ``eps``
-    is the finite-difference step, ``atol`` and ``rtol`` the tolerances
-    (defaults: 1e-6 and 1e-5 when every float is float64, else 1e-3 and
-    1e-2); ``seed`` seeds the random directions. Returns None when every
-    check passes, and raises an AssertionError naming the mode, the argument
-    and the largest error when one fails.
+    floats (a float, an array, or a tuple, list or dict of them) is checked,
+    each in its own random direction; the others (integers, strings, or
+    containers holding any) are held fixed. ``modes`` picks forward mode
+    (``"fwd"``: jvp) and reverse mode (``"rev"``: vjp with a random
+    cotangent); ``order=2`` also checks the derivatives of ``grad(f)`` (jvp
+    and vjp of a gradient, forward over reverse), which needs a real scalar
+    ``func``. ``eps`` is the finite-difference step and a check passes where
+    ``|adsrc - differences| <= atol + rtol * |differences|``; the defaults
+    are eps 1e-6 and atol = rtol = 1e-5 when every float is float64, eps
+    1e-3 and atol = rtol = 1e-2 otherwise. ``seed`` seeds the random
+    directions. Returns None when every check passes, and raises an
+    AssertionError naming the mode, the argument and the largest error when
+    one fails.
 
     >>> import numpy as np, adsrc
     >>> def f(x, y):
