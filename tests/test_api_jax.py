@@ -382,6 +382,12 @@ def test_check_grads_passes_on_correct_derivatives(eager):
         assert adsrc.check_grads(dict_loss, (P,), order=2) is None
         assert adsrc.check_grads(tuple_loss, (PAIR, 1.5), order=2, modes=("rev",)) is None
         assert adsrc.check_grads(pair_loss, (W0, X0), order=2, modes=("fwd",)) is None
+        # order 2 of functions that are not real scalars: through sum(u * f) for a random u
+        assert adsrc.check_grads(wide, (np.array([0.1, 0.5]), np.array([1.0, -2.0, 0.3])), order=2) is None
+        assert adsrc.check_grads(structured_output, (np.array([0.3, -1.2]), {"a": 0.8, "b": np.ones(2)}),
+                                 order=2) is None
+        assert adsrc.check_grads(mixed_structures, args, order=2, modes=("rev",)) is None
+        assert adsrc.check_grads(adsrc.grad(dict_loss), (P,)) is None  # a gradient, at first order
 
 
 def test_check_grads_in_float32_uses_looser_defaults():
@@ -460,6 +466,16 @@ def test_check_grads_order_2_fails_on_a_wrong_second_derivative():
             adsrc.check_grads(uses_rounded_sin, (x,), order=2, modes=(mode,))
 
 
+def test_check_grads_order_2_of_an_array_valued_function_fails_on_a_wrong_second_derivative():
+    def twice(x):
+        return rounded_sin(x) * 2.0
+    x = np.array([0.4, 1.1])
+    adsrc.check_grads(twice, (x,))
+    for mode in ("fwd", "rev"):
+        with pytest.raises(AssertionError, match=r"second order, through np.sum\(u \* twice\(...\)\)"):
+            adsrc.check_grads(twice, (x,), order=2, modes=(mode,))
+
+
 def test_check_grads_error_reports_the_error_it_found():
     with pytest.raises(AssertionError) as info:
         adsrc.check_grads(uses_wrong_log, (1.0, 2.0), modes=("rev",), seed=3)
@@ -477,7 +493,7 @@ def test_check_grads_error_reports_the_error_it_found():
     (lambda: adsrc.check_grads(wide, (np.ones(2), np.ones(2)), order=3), "order 1 or 2"),
     (lambda: adsrc.check_grads(wide, (np.ones(2), np.ones(2)), modes=("backward",)), "modes"),
     (lambda: adsrc.check_grads(wide, (np.ones(2), np.ones(2)), modes="fwd"), "modes"),
-    (lambda: adsrc.check_grads(wide, (np.ones(2), np.ones(2)), order=2), "real scalar f"),
+    (lambda: adsrc.check_grads(adsrc.grad(dict_loss), (P,), order=2), "third derivatives"),
 ])
 def test_check_grads_refuses_what_it_cannot_check(call, message):
     with pytest.raises(InvalidArgument, match=message):

@@ -7,7 +7,10 @@ forward mode's ``jvp`` in that direction (``"fwd"``), and with the reverse
 mode's gradient through a random cotangent ``u``: ``<vjp(u), t>`` against
 ``<u, difference>`` (``"rev"``). ``order=2`` then checks the gradient itself
 the same way: ``jvp(grad(f))`` and ``vjp(grad(f))``, both forward over
-reverse.
+reverse. For an ``f`` that is not a real scalar, order 2 checks the
+scalar ``sum_k <u_k, f(*args)_k>`` for fixed random ``u`` (its gradient is
+the vjp of ``f`` with cotangent ``u``), a function written as Python source
+so that adsrc can differentiate it like any other.
 """
 from __future__ import annotations
 
@@ -15,12 +18,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..backend.codegen import load
 from ..errors import InvalidArgument
 from .arguments import parameter_names
 from .derivative import Derivative
 from .forward import jvp
 from .gradients import grad, vjp
-from .trees import flatten, is_float_leaf
+from .trees import flatten, is_float_leaf, leaf_paths
 
 _MODES = ("fwd", "rev")
 
@@ -36,8 +40,8 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     containers holding any) are held fixed. ``modes`` picks forward mode
     (``"fwd"``: jvp) and reverse mode (``"rev"``: vjp with a random
     cotangent); ``order=2`` also checks the derivatives of ``grad(f)`` (jvp
-    and vjp of a gradient, forward over reverse), which needs a real scalar
-    ``func``. ``eps`` is the finite-difference step and a check passes where
+    and vjp of a gradient, forward over reverse), or for an ``f`` that is not
+    a real scalar, of ``grad`` of ``sum(u * f)`` for a random ``u``. ``eps`` is the finite-difference step and a check passes where
     ``|adsrc - differences| <= atol + rtol * |differences|``; the defaults
     are eps 1e-6 and atol = rtol = 1e-5 when every float is float64, eps
     1e-3 and atol = rtol = 1e-2 otherwise. ``seed`` seeds the random
@@ -48,7 +52,7 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     >>> import numpy as np, adsrc
     >>> def f(x, y):
     ...     return np.sin(x) * y
-    >>> adsrc.check_grads(f, (np.array([0.5, 1.0]), 2.0))
+    >>> adsrc.check_grads(f, (np.array([0.5, 1.0]), 2.0), order=2)
     >>> def loss(params, x):
     ...     return np.sum(np.tanh(params["w"] @ x + params["b"]) ** 2)
     >>> params = {"w": np.full((2, 3), 0.1), "b": np.zeros(2)}
@@ -79,16 +83,38 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     rtol = (1e-5 if exact else 1e-2) if rtol is None else rtol
     check = _Checker(func, args, eps, atol, rtol, np.random.default_rng(seed))
     check.first_order(func, modes, "")
-    if order == 2:
+    if order == 2 and check.checked:
+        if isinstance(func, Derivative):
+            raise InvalidArgument(f"check_grads(order=2) of {func.describe()} would check third derivatives; "
+                                  f"adsrc differentiates up to order 2: check the function itself with order=2")
         value = func(*args)
-        if isinstance(value, (tuple, list, dict)) or np.ndim(value) != 0 or not is_float_leaf(np.asarray(value)):
-            raise InvalidArgument(
-                f"check_grads(order=2): {_name(func)} returned {type(value).__name__} of shape {np.shape(value)}; "
-                f"adsrc's second derivatives are derivatives of grad(f), which needs a real scalar f. Check a "
-                f"scalar function of it, such as np.sum(u * f(x)) for a fixed random u")
-        if check.checked:
-            gradient = grad(func, tuple(check.checked))
-            check.first_order(gradient, modes, "second order: ")
+        if isinstance(value, (tuple, list, dict)) or np.ndim(value) != 0 or not is_float_leaf(value):
+            label = f"second order, through np.sum(u * {_name(func)}(...)) for a random u: "
+            func = _contracted(func, len(args), value, check)
+        else:
+            label = "second order: "
+        check.first_order(grad(func, tuple(check.checked)), modes, label)
+
+
+def _contracted(func: Callable, count: int, value: Any, check: "_Checker") -> Callable:
+    """``sum_k np.sum(f(*args)_k * u_k)`` over the float leaves of ``f``'s output, for random ``u_k``."""
+    namespace: dict[str, Any] = {"np": np, "f": func}
+    terms = []
+    for k, (path, leaf) in enumerate(leaf_paths(value)):
+        if not is_float_leaf(leaf):
+            continue
+        if not all(type(key) in (int, str) for key in path):
+            raise InvalidArgument(f"check_grads(order=2): {_name(func)} returned a dict with a key of type "
+                                  f"{type(next(key for key in path if type(key) not in (int, str))).__name__}; "
+                                  f"order 2 reads non-scalar outputs through keys that are strings or integers")
+        namespace[f"u{k}"] = check.random_like(leaf)
+        terms.append(f"np.sum(out{''.join(f'[{key!r}]' for key in path)} * u{k})")
+    parameters = ", ".join(f"x{i}" for i in range(count))
+    name = f"contracted_{getattr(func, '__name__', 'f')}"
+    source = (f"def {name}({parameters}):\n"
+              f"    out = f({parameters})\n"
+              f"    return {' + '.join(terms) or '0.0'}\n")
+    return load(source, f"check_grads of {_name(func)}", namespace, name)
 
 
 def _name(func: Callable) -> str:
@@ -106,7 +132,7 @@ class _Checker:
 
     def first_order(self, func: Callable, modes: Sequence[str], label: str) -> None:
         for i in self.checked:
-            t = self._random_like(self.args[i])
+            t = self.random_like(self.args[i])
             difference, floats = self._difference(func, i, t)
             if "fwd" in modes:
                 tangents = tuple(t if j == i else None for j in range(len(self.args)))
@@ -115,7 +141,7 @@ class _Checker:
                 self._compare([a for a, _ in pairs], [b for _, b in pairs], f"{label}forward mode (jvp)", func, i)
             if "rev" in modes:
                 value, pullback = vjp(func, *self.args, wrt=i)
-                u = self._random_like(value)
+                u = self.random_like(value)
                 gradient = pullback(u)
                 self._compare([_inner(gradient, t)], [_inner(u, difference)],
                               f"{label}reverse mode (vjp)", func, i)
@@ -132,7 +158,7 @@ class _Checker:
         return high_unflatten([(np.asarray(h) - np.asarray(lo)) / (2 * self.eps) if f else 0.0
                                for h, lo, f in zip(high, low, floats)]), floats
 
-    def _random_like(self, tree: Any) -> Any:
+    def random_like(self, tree: Any) -> Any:
         leaves, unflatten = flatten(tree)
         out = []
         for leaf in leaves:

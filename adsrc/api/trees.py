@@ -51,6 +51,19 @@ def _flatten_children(children: list[Any], rebuild: Callable[[list[Any]], Any]):
     return flat, unflatten
 
 
+def leaf_paths(tree: Any) -> list[tuple[tuple, Any]]:
+    """Each leaf with the keys that reach it, in the order of :func:`flatten`.
+
+    >>> leaf_paths({"w": (1.0, 2.0), "b": 3.0})
+    [(('w', 0), 1.0), (('w', 1), 2.0), (('b',), 3.0)]
+    """
+    if isinstance(tree, dict):
+        return [((key, *path), leaf) for key in tree for path, leaf in leaf_paths(tree[key])]
+    if isinstance(tree, (list, tuple)):
+        return [((i, *path), leaf) for i, item in enumerate(tree) for path, leaf in leaf_paths(item)]
+    return [((), tree)]
+
+
 def is_float_leaf(leaf: Any) -> bool:
     """Whether a leaf is a real floating-point scalar or array (what has a derivative)."""
     if isinstance(leaf, (bool, np.bool_)) or not isinstance(leaf, (float, int, np.ndarray, np.generic)):
