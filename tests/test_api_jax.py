@@ -498,3 +498,54 @@ def test_check_grads_error_reports_the_error_it_found():
 def test_check_grads_refuses_what_it_cannot_check(call, message):
     with pytest.raises(InvalidArgument, match=message):
         call()
+
+
+# ---- the same nesting and values as JAX itself, where JAX is installed ----------------------------------
+def both_numpys(xnp):
+    """The same functions, written against NumPy (for adsrc) or jax.numpy (for JAX)."""
+    def scalar(p, pair):
+        return xnp.sum(xnp.tanh(p["w"] @ pair[0]) ** 2) * pair[1] + p["b"] ** 2 * xnp.sum(pair[0] ** 3)
+
+    def structured(x, p):
+        return {"y": xnp.sin(x) * p["a"], "pair": (xnp.sum(x * p["b"]), p["a"] * 2.0)}
+
+    def with_aux(x, xs):
+        loss = xnp.sum(xnp.sin(x) * xs[0]) + xnp.sum(xs[1] ** 2)
+        return loss, {"x": x * 2.0}
+    return scalar, structured, with_aux
+
+
+def assert_same_tree(ours, theirs, jax):
+    assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
+    for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        assert np.shape(a) == np.shape(b)
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), [1, 0]])
+def test_hessian_and_jacobian_nest_as_jax_does(argnums):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    ours, theirs = both_numpys(np), both_numpys(jax.numpy)
+    p, pair = {"w": np.arange(6.0).reshape(2, 3) / 10, "b": 0.7}, (np.array([0.1, -0.3, 0.5]), 1.5)
+    jax_argnums = tuple(argnums) if isinstance(argnums, list) else argnums
+    assert_same_tree(adsrc.hessian(ours[0], argnums=argnums)(p, pair),
+                     jax.hessian(theirs[0], argnums=jax_argnums)(p, pair), jax)
+    x, q = np.array([0.3, -1.2]), {"a": 0.8, "b": np.array([2.0, -1.0])}
+    for mode, jacobian in (("rev", jax.jacrev), ("fwd", jax.jacfwd)):
+        assert_same_tree(adsrc.jacobian(ours[1], argnums=argnums, mode=mode)(x, q),
+                         jacobian(theirs[1], argnums=jax_argnums)(x, q), jax)
+
+
+def test_has_aux_returns_what_jax_returns():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    ours, theirs = both_numpys(np)[2], both_numpys(jax.numpy)[2]
+    x, xs = np.array([0.2, 0.9]), [np.array([1.0, -2.0]), np.array([0.5, 0.25])]
+    assert_same_tree(adsrc.grad(ours, argnums=(0, 1), has_aux=True)(x, xs),
+                     jax.grad(theirs, argnums=(0, 1), has_aux=True)(x, xs), jax)
+    assert_same_tree(adsrc.value_and_grad(ours, argnums=1, has_aux=True)(x, xs),
+                     jax.value_and_grad(theirs, argnums=1, has_aux=True)(x, xs), jax)
+    value, pullback, aux = adsrc.vjp(ours, x, xs, wrt=(0, 1), has_aux=True)
+    jax_value, jax_pullback, jax_aux = jax.vjp(theirs, x, xs, has_aux=True)
+    assert_same_tree((value, pullback(2.0), aux), (jax_value, jax_pullback(2.0), jax_aux), jax)
