@@ -171,6 +171,24 @@ def test_vjp_with_aux_differentiates_the_output_only(eager):
     np.testing.assert_allclose(pullback(u), 2.0 * np.cos(x) * u, rtol=1e-12)  # a second call re-runs the sweep
 
 
+def test_jvp_with_aux_differentiates_the_output_only():
+    def vector_aux(x, scale):
+        out = np.sin(x) * scale
+        return out, {"total": np.sum(out), "count": 2}
+    x, t = np.array([0.3, -0.4]), np.array([1.0, 0.5])
+    value, tangent, aux = adsrc.jvp(vector_aux, (x, 2.0), (t, None), has_aux=True)
+    np.testing.assert_array_equal(value, np.sin(x) * 2.0)
+    assert aux == {"total": np.sum(np.sin(x) * 2.0), "count": 2}
+    expected = (np.sin(x + EPS * t) - np.sin(x - EPS * t)) * 2.0 / (2 * EPS)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-8)
+    _, tangent, _ = adsrc.jvp(vector_aux, (x, 2.0), (None, 1.0), has_aux=True)
+    np.testing.assert_allclose(tangent, np.sin(x), rtol=1e-12)
+    with pytest.raises(InvalidArgument, match="must return a pair"):
+        adsrc.jvp(not_a_pair, (2.0,), (1.0,), has_aux=True)
+    with pytest.raises(InvalidArgument, match="a derivative returns gradients"):
+        adsrc.jvp(adsrc.grad(not_a_pair), (2.0,), (1.0,), has_aux=True)
+
+
 @pytest.mark.parametrize("eager", MODES)
 def test_differentiate_with_aux(eager):
     @adsrc.differentiate(argnums="w", has_aux=True, eager=eager)
@@ -549,3 +567,6 @@ def test_has_aux_returns_what_jax_returns():
     value, pullback, aux = adsrc.vjp(ours, x, xs, wrt=(0, 1), has_aux=True)
     jax_value, jax_pullback, jax_aux = jax.vjp(theirs, x, xs, has_aux=True)
     assert_same_tree((value, pullback(2.0), aux), (jax_value, jax_pullback(2.0), jax_aux), jax)
+    tangents = (np.array([1.0, -1.0]), [np.array([0.5, 0.0]), np.array([0.0, 2.0])])
+    assert_same_tree(adsrc.jvp(ours, (x, xs), tangents, has_aux=True),
+                     jax.jvp(theirs, (x, xs), tangents, has_aux=True), jax)

@@ -19,23 +19,14 @@ from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import TangentList, TangentTuple, to_tangent, zero
 from .arguments import (Fresh, Wrt, bind, check_differentiable, choose_wrt, explain, positions, refuse_complex,
-                        refuse_subclasses, scalar_seed, where)
+                        refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
-from .forward import jvp
+from .forward import jvp, split_aux
 from .trees import flatten, stack_columns, unit_vectors, zeros_like_leaf
 
 
 def _mode(eager: bool | None) -> Mode:
     return EAGER if resolve_eager(eager) else REVERSE
-
-
-def _split_aux(value: Any, func: Callable) -> tuple[Any, Any]:
-    """``(output, aux)`` from what a ``has_aux=True`` function returned, which must be such a pair."""
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        what = f"a {type(value).__name__}" + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
-        raise InvalidArgument(f"{func.__name__} ({where(func)}) returned {what}; with has_aux=True it must return "
-                              f"a pair (output, aux), e.g. `return loss, {{'accuracy': accuracy}}`")
-    return value[0], value[1]
 
 
 def _aux_cotangent(value: Any, cotangent: Any) -> Any:
@@ -82,7 +73,7 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
         try:
             value, pullback = adjoint.function(*values)
             if has_aux:
-                grads = pullback(_aux_cotangent(value, scalar_seed(_split_aux(value, func)[0], func)))
+                grads = pullback(_aux_cotangent(value, scalar_seed(split_aux(value, func)[0], func)))
             else:
                 grads = pullback(scalar_seed(value, func))
         except Exception as error:
@@ -160,7 +151,7 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
     except RecursionError as error:
         explain(error, func)
         raise
-    value, aux = _split_aux(returned, func) if has_aux else (returned, None)
+    value, aux = split_aux(returned, func) if has_aux else (returned, None)
     refuse_complex(func, value, "returned")
     state = {"pullback": first}
 
