@@ -347,6 +347,18 @@ def test_jacobian_blocks_of_an_integer_output_are_zero(mode):
     np.testing.assert_array_equal(j[1], np.zeros(2))
 
 
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_jacobian_with_empty_inputs_and_outputs(mode):
+    def f(x, y):
+        return np.sum(x) * y
+
+    def g(x):
+        return x[:0] * 2.0
+    dx, dy = adsrc.jacobian(f, (0, 1), mode=mode)(np.zeros(0), np.array([1.0, 2.0]))
+    assert dx.shape == (2, 0) and dy.shape == (2, 2) and not dy.any()
+    assert adsrc.jacobian(g, mode=mode)(np.ones(2)).shape == (0, 2)
+
+
 def test_jacobian_refuses_integers_among_the_differentiated_leaves():
     def f(pair):
         return np.sum(pair[0]) * pair[1]

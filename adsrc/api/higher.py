@@ -126,7 +126,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
             value, blocks = _reverse_blocks(func, values, wrt_positions, inputs)
         out_leaves, out_unflatten = flatten(value)
         nested = []
-        for k in range(len(out_leaves)):  # blocks[k][p][l]: output leaf k, the p-th wrt, its input leaf l
+        for k in range(len(out_leaves)):  # blocks[k][p][n]: output leaf k, the p-th wrt, its input leaf n
             per_argument = tuple(unflatten(blocks[k][p]) for p, (_, unflatten) in enumerate(inputs))
             nested.append(per_argument if many else per_argument[0])
         return out_unflatten(nested)
@@ -137,7 +137,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
 def _forward_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],
                     inputs: list[tuple[list, Callable]]) -> tuple[Any, list]:
     """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: one jvp per input element."""
-    columns: list[list[list[list[Any]]]] = []  # [p][l][e] -> the tangent's leaves
+    columns: list[list[list[list[Any]]]] = []  # [p][n][e] -> the tangent's leaves
     value = None
     for q, (leaves, unflatten) in zip(wrt_positions, inputs):
         per_leaf = []
@@ -152,7 +152,7 @@ def _forward_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...
     if value is None:  # no input element at all
         value = func(*values)
     out_leaves = flatten(value)[0]
-    blocks = [[[stack_columns([t[k] for t in columns[p][l]], out, leaf) for l, leaf in enumerate(inputs[p][0])]
+    blocks = [[[stack_columns([t[k] for t in columns[p][n]], out, leaf) for n, leaf in enumerate(inputs[p][0])]
                for p in range(len(inputs))] for k, out in enumerate(out_leaves)]
     return value, blocks
 
@@ -171,7 +171,7 @@ def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...
         for e in unit_vectors(out):
             grads = pullback(out_unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(out_leaves)]))
             rows.append([flatten(g)[0] for g in grads])
-        blocks.append([[stack_rows([r[p][l] for r in rows], out, leaf) for l, leaf in enumerate(inputs[p][0])]
+        blocks.append([[stack_rows([r[p][n] for r in rows], out, leaf) for n, leaf in enumerate(inputs[p][0])]
                        for p in range(len(inputs))])
     return value, blocks
 

@@ -99,6 +99,8 @@ def stack_columns(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
         return float(parts[0])
+    if not parts:  # an empty input
+        return np.zeros(shape)
     return np.reshape(np.stack([np.asarray(c) for c in parts], axis=-1), shape)
 
 
@@ -108,4 +110,6 @@ def stack_rows(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
         return float(parts[0])
+    if not parts:  # an empty output
+        return np.zeros(shape)
     return np.reshape(np.stack([np.asarray(r) for r in parts]), shape)
