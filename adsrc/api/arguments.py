@@ -70,6 +70,14 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     return tuple(out), many
 
 
+def choose_wrt(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
+    """``wrt``, or ``argnums``, its alias (JAX's name): position 0 if neither is given, an error if both are."""
+    if wrt is not None and argnums is not None:
+        raise InvalidArgument(f"wrt={wrt!r} and argnums={argnums!r}: argnums is another name for wrt; give one")
+    chosen = wrt if argnums is None else argnums
+    return 0 if chosen is None else chosen
+
+
 _signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
 
 

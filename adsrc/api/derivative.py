@@ -25,11 +25,20 @@ class Derivative:
     ``of`` is the function differentiated (itself a Derivative for a second
     derivative), ``root`` the user's original function, ``wrt`` the parameter
     positions, ``many`` whether gradients come as a tuple, ``with_value``
-    whether the value comes first (value_and_grad), ``order`` 1 or 2.
+    whether the value comes first (value_and_grad), ``order`` 1 or 2,
+    ``has_aux`` whether ``of`` returns ``(loss, aux)`` (then the derivative
+    returns ``(gradient, aux)``, or ``((loss, aux), gradient)`` with the value).
+
+    >>> import adsrc
+    >>> def f(x):
+    ...     return x ** 3
+    >>> d2f = adsrc.grad(adsrc.grad(f))
+    >>> d2f.order, d2f.root is f, float(d2f(2.0))
+    (2, True, 12.0)
     """
 
     def __init__(self, of: Callable, wrt: tuple[int, ...], many: bool, with_value: bool,
-                 eager: bool | None, run: Callable[..., Any]):
+                 eager: bool | None, run: Callable[..., Any], has_aux: bool = False):
         functools.update_wrapper(self, of)
         self.of = of
         self.root: Callable = of.root if isinstance(of, Derivative) else of
@@ -38,6 +47,7 @@ class Derivative:
         self.many = many
         self.with_value = with_value
         self.eager = eager
+        self.has_aux = has_aux
         self._run = run
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -64,11 +74,18 @@ class Derivative:
     def describe(self) -> str:
         kind = "value_and_grad" if self.with_value else "grad"
         inner = self.of.describe() if isinstance(self.of, Derivative) else getattr(self.of, "__name__", repr(self.of))
-        return f"{kind}({inner})"
+        return f"{kind}({inner}, has_aux=True)" if self.has_aux else f"{kind}({inner})"
 
     def refuse(self, what: str, remedy: str) -> InvalidArgument:
         """The error for something adsrc cannot do with this derivative, naming the user's function."""
         return InvalidArgument(f"{what} of {self.describe()} ({self.where}): {remedy}")
+
+    def refuse_aux(self, what: str) -> None:
+        """Refuse to differentiate a derivative made with ``has_aux=True`` once more."""
+        if self.has_aux:
+            raise self.refuse(what, "a derivative made with has_aux=True returns its auxiliary data beside the "
+                                    "gradient, and adsrc does not differentiate it again; differentiate "
+                                    "grad(f) of a function that returns only the loss (has_aux=False)")
 
     def __repr__(self) -> str:
         return f"<adsrc {self.describe()}, wrt={self.wrt if self.many else self.wrt[0]!r}>"

@@ -46,6 +46,13 @@ class Thunk(functools.partial, Deferred):
     ``origin`` is the original ``file:line`` that produced it, for errors.
     It is a ``functools.partial``, built and called in C: one is made per
     deferred contribution, in the backward sweep's inner loops.
+
+    >>> import numpy as np, adsrc
+    >>> contribution = adsrc.Thunk(np.multiply, np.array([1.0, 2.0]), 3.0)
+    >>> contribution
+    Thunk(multiply(float64[2], float))
+    >>> adsrc.unthunk(contribution).tolist()
+    [3.0, 6.0]
     """
 
     __slots__ = ("origin",)
@@ -97,6 +104,13 @@ class AccThunk(Deferred):
     ``pending`` holds Thunks and already materialized values; ``buffer`` holds
     the sum of everything compacted so far (an array this accumulator
     allocated itself, or a scalar). It never contains another AccThunk.
+
+    >>> import numpy as np, adsrc
+    >>> total = adsrc.AccThunk()
+    >>> total.add(np.ones(2))
+    >>> total.add(adsrc.Thunk(np.multiply, np.ones(2), 2.0))
+    >>> total.materialize().tolist()
+    [3.0, 3.0]
     """
 
     __slots__ = ("pending", "buffer", "pending_bytes")
@@ -220,7 +234,12 @@ def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
 
 
 def unthunk(value: Any) -> Any:
-    """Materialize a Thunk or AccThunk; other values are returned as they are."""
+    """Materialize a Thunk or AccThunk; other values are returned as they are.
+
+    >>> import numpy as np, adsrc
+    >>> float(adsrc.unthunk(adsrc.Thunk(np.add, 1.0, 2.0))), adsrc.unthunk(4.0)
+    (3.0, 4.0)
+    """
     kind = type(value)
     if kind is AccThunk:
         return value.materialize()
@@ -236,6 +255,12 @@ def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
     cotangent is a scalar is computed and added at once, since deferring it
     cannot pay; otherwise the result is one flat AccThunk. ``origin`` is the
     original ``file:line`` of the statement, recorded on the Thunk for errors.
+
+    >>> import numpy as np, adsrc
+    >>> total = adsrc.accumulate(adsrc.zero, adsrc.Thunk(np.multiply, np.array([1.0, 2.0]), 3.0))
+    >>> total = adsrc.accumulate(total, adsrc.Thunk(np.multiply, np.array([1.0, 1.0]), 2.0))
+    >>> type(total).__name__, adsrc.unthunk(total).tolist()
+    ('AccThunk', [5.0, 8.0])
     """
     kind = type(contribution)
     if kind is Thunk:

@@ -26,6 +26,12 @@ class ZeroTangent:
     It absorbs arithmetic (``zero + g is g``, ``zero * g is zero``) so that
     eager adjoint code can use plain operators. NumPy defers to it
     (``__array_ufunc__ = None``), so ``array + zero`` returns the array itself.
+    ``adsrc.zero`` is its one instance.
+
+    >>> import numpy as np, adsrc
+    >>> x = np.array([1.0, 2.0])
+    >>> adsrc.zero + x is x, adsrc.zero * x, adsrc.ZeroTangent() is adsrc.zero
+    (True, zero, True)
     """
 
     __slots__ = ()
