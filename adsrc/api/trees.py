@@ -3,7 +3,9 @@
 ``flatten(tree)`` returns a tree's leaves (floats, arrays, anything that is
 not a container) in order, with a function that rebuilds a tree of the same
 structure from new leaves. Tuples, lists and dicts (nested) are containers,
-as in ``adsrc.values.leaves``; a NamedTuple is rebuilt as its own type.
+as in ``adsrc.values.leaves``; a NamedTuple is rebuilt as its own type, and
+an object (a dataclass, a registered class, a model) is flattened into its
+attributes that hold floats and rebuilt as a copy holding the new leaves.
 ``jacobian``, ``hessian`` and ``check_grads`` see structured arguments only
 through these two functions, so that other containers (dataclasses,
 registered pytrees) need only be taught here.
@@ -13,6 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+
+from ..values.pytrees import attributes, holds_floats, is_object, rebuild
 
 
 def flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
@@ -34,7 +38,15 @@ def flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
         if hasattr(tree, "_fields"):  # a NamedTuple takes its fields as arguments
             return _flatten_children(list(tree), lambda items: kind(*items))
         return _flatten_children(list(tree), kind)
+    if is_object(tree):  # a dataclass, a registered class, a model: its attributes that hold floats
+        names = [name for name, value in attributes(tree).items() if holds_floats(value)]
+        return _flatten_children([getattr(tree, name) for name in names],
+                                 lambda items: rebuild(tree, dict(zip(names, items)), _given))
     return [tree], lambda leaves: leaves[0]
+
+
+def _given(new: Any, old: Any) -> Any:
+    return new
 
 
 def _flatten_children(children: list[Any], rebuild: Callable[[list[Any]], Any]):
@@ -61,6 +73,9 @@ def leaf_paths(tree: Any) -> list[tuple[tuple, Any]]:
         return [((key, *path), leaf) for key in tree for path, leaf in leaf_paths(tree[key])]
     if isinstance(tree, (list, tuple)):
         return [((i, *path), leaf) for i, item in enumerate(tree) for path, leaf in leaf_paths(item)]
+    if is_object(tree):
+        return [((name, *path), leaf) for name, value in attributes(tree).items() if holds_floats(value)
+                for path, leaf in leaf_paths(value)]
     return [((), tree)]
 
 
