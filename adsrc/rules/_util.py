@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..values import is_zero, zero  # noqa: F401  (rule modules import both from here)
+from ..values.arrays import broadcast_like, is_foreign, zeros as zeros_in  # noqa: F401  (rules import broadcast_like)
 
 
 _PY_SCALARS = frozenset({float, int, complex, bool})
@@ -67,15 +68,23 @@ def keep_dims(value: Any, x: Any, axis: Any, keepdims: Any) -> Any:
 
 
 def zeros_for(x: Any, g: Any) -> np.ndarray:
-    """A fresh zero array shaped like ``x`` in the dtype a contribution to ``x`` should have."""
-    return np.zeros(np.shape(x), dtype=np.result_type(x, g))
+    """A fresh zero array shaped like ``x`` in the dtype a contribution to ``x`` should have (and in the
+    library of ``x`` or ``g``: a Dask cotangent gives Dask zeros)."""
+    return zeros_in(np.shape(x), np.result_type(x, g), (x, g))
+
+
+def as_array(value: Any, dtype: Any = None) -> Any:
+    """``np.asarray``, except that an array of another library (Dask, CuPy) stays in its library, uncomputed."""
+    if is_foreign(value):
+        return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+    return np.asarray(value, dtype=dtype)
 
 
 def cast_like(value: Any, x: Any) -> Any:
     """``value`` in ``x``'s floating dtype and shape, for rules whose output dtype differs."""
     dtype = getattr(x, "dtype", None)
     if dtype is not None and np.issubdtype(dtype, np.inexact):
-        return np.reshape(np.asarray(value, dtype=dtype), np.shape(x))
+        return np.reshape(as_array(value, dtype=dtype), np.shape(x))
     return value
 
 

@@ -25,7 +25,7 @@ import string
 import numpy as np
 
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
-from ._util import note, unbroadcast, variadic, zero
+from ._util import as_array, note, unbroadcast, variadic, zero
 
 _LETTERS = string.ascii_letters
 
@@ -86,7 +86,7 @@ def _einsum_grad(g, inputs, output, operands, k):
     others = [(s, op) for j, (s, op) in enumerate(zip(inputs, operands)) if j != k]
     seen = set(output).union(*(set(s) for s, _ in others))
     kept = "".join(c for c in labels if c in seen)
-    g = np.asarray(g, dtype=np.result_type(g, *operands))
+    g = as_array(g, dtype=np.result_type(g, *operands))
     spec = ",".join([output] + [s for s, _ in others]) + "->" + kept
     grad = np.einsum(spec, g, *(op for _, op in others), optimize=len(others) > 1)
     sizes = {c: shape[target.index(c)] for c in labels}

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import without
-from ._util import (cast_like, fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero,
+from ._util import (as_array, broadcast_like, cast_like, fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero,
                     zero)
 
 __all__ = ["logsumexp"]
@@ -37,7 +37,7 @@ def _unsupported_where(where, name):
 def _sum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
     if axis is None and where is _NO and type(x) is np.ndarray:
         return np.broadcast_to(g, x.shape)  # the common call, np.sum(x): no reshaping needed
-    spread = np.broadcast_to(keep_dims(g, x, axis, keepdims), np.shape(x))
+    spread = broadcast_like(keep_dims(g, x, axis, keepdims), x)
     return spread if no_value(where) else spread * where
 
 
@@ -46,7 +46,7 @@ def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=
         return np.broadcast_to(g / x.size, x.shape)  # np.mean(x)
     spread = keep_dims(g, x, axis, keepdims)
     if no_value(where):
-        return np.broadcast_to(spread / max(reduced_size(x, axis), 1), np.shape(x))
+        return broadcast_like(spread / max(reduced_size(x, axis), 1), x)
     mask = np.broadcast_to(where, np.shape(x))
     count = np.sum(mask, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
     return spread * mask / np.maximum(count, 1).astype(np.result_type(x, g))
@@ -54,7 +54,7 @@ def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=
 
 def _others_product(x, axes):
     """For each element, the product of the other elements in its reduction group."""
-    x = np.asarray(x)
+    x = as_array(x)
     keep = [i for i in range(x.ndim) if i not in axes]
     order = keep + list(axes)
     moved = np.transpose(x, order)
@@ -75,7 +75,7 @@ def _prod_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_
 
 def _winners_share(g, ans, x, axis, keepdims, extra_mask=None):
     """g split evenly among the elements equal to the reduction's result."""
-    x = np.asarray(x)
+    x = as_array(x)
     wins = x == keep_dims(ans, x, axis, keepdims)
     if extra_mask is not None:
         wins = wins & extra_mask
