@@ -283,6 +283,8 @@ class Fresh:
         if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
                 and gradient.shape == like.shape:
             return self._claim(gradient)
+        if is_foreign(gradient) or is_foreign(like):
+            return self._finish_foreign(gradient, like)
         if isinstance(like, dict):
             return {k: self.finish(part(gradient, k), v) for k, v in like.items()}
         if isinstance(like, (list, tuple)):
@@ -294,8 +296,6 @@ class Fresh:
             if out.shape != like.shape:
                 out = np.broadcast_to(out, like.shape)
             return self._claim(out)
-        if is_foreign(gradient) or is_foreign(like):
-            return self._finish_foreign(gradient, like)
         if isinstance(like, np.generic):
             return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
         return 0.0 if gradient is zero else float(gradient)

@@ -10,6 +10,7 @@ differentiate it once more, forward over reverse.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -18,6 +19,7 @@ from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import to_tangent
+from ..values.arrays import is_foreign
 from .arguments import (Fresh, Wrt, bind, check_differentiable, explain, positions, refuse_complex,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
@@ -157,7 +159,7 @@ def basis(like: Any) -> list[Any]:
     if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
         return [1.0]
     out = []
-    for j in range(np.size(like)):
+    for j in range(math.prod(np.shape(like))):  # np.size would compute a Dask array
         e = np.zeros(np.shape(like), dtype=np.result_type(like, 1.0))
         e.flat[j] = 1.0
         out.append(e)
@@ -168,8 +170,8 @@ def columns(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     """Stack directional derivatives (one per input element) into d out / d in."""
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
-        return float(parts[0])
-    return np.reshape(np.stack([np.asarray(c) for c in parts], axis=-1), shape)
+        return parts[0] if is_foreign(parts[0]) else float(parts[0])
+    return np.reshape(np.stack([c if is_foreign(c) else np.asarray(c) for c in parts], axis=-1), shape)
 
 
 def _value_and_grad_of_derivative(derivative: Derivative, wrt: Wrt) -> Derivative:

@@ -1,0 +1,251 @@
+"""The same gradient code on Dask arrays: lazy, equal to the NumPy gradient, and run on a local cluster.
+
+Every program below is differentiated twice, on NumPy arrays and on chunked
+Dask arrays holding the same numbers. The NumPy gradient is checked against
+central finite differences (gradcheck.check, lazy and eager mode); the Dask
+gradient must be a Dask array, built without computing anything (the tests
+install a Dask scheduler that fails when called), and equal to the NumPy one
+once computed, in lazy and in eager mode. The cluster tests run the same
+computations on a ``dask.distributed`` LocalCluster of 2 worker processes.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import adsrc
+from adsrc.errors import InvalidArgument, NonScalarOutput
+from gradcheck import check
+
+da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'adsrc[dask]')")
+dask = pytest.importorskip("dask")
+
+pytestmark = pytest.mark.dask
+
+
+# ---- the programs ----------------------------------------------------------------------
+def logistic_loss(w, X, y):
+    z = X @ w
+    return np.mean(np.logaddexp(0.0, -y * z)) + 0.01 * np.sum(w ** 2)
+
+
+def least_squares(w, X, y):
+    r = X @ w - y
+    return np.sum(r * r) / X.shape[0]
+
+
+def mlp(W1, b1, W2, X):
+    hidden = np.tanh(X @ W1 + b1)
+    return np.mean((hidden @ W2) ** 2)
+
+
+def loop_accumulate(W, X):
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(np.tanh(W @ X[i]))  # W's gradient gathers 3 contributions (an AccThunk)
+    return total
+
+
+def reductions(x):
+    return np.max(x) + np.linalg.norm(x) + np.sum(np.mean(x * x, axis=0)) + np.sum(np.sqrt(x * x + 1.0))
+
+
+def joins_and_slices(a, b):
+    both = np.concatenate([a, b], axis=1)
+    return np.sum(both[:, 1:] * both[:, :-1]) + np.sum(np.stack([a, a * b]) ** 2)
+
+
+def scalar_bias(b, X):
+    return np.sum(np.exp(X * 0.1 + b))
+
+
+def with_branch(w, X):
+    s = np.sum(X @ w)
+    if w.shape[0] > 2:  # decided by a shape: nothing computed
+        s = s * 2.0
+    return s / (1.0 + np.sum(w * w))
+
+
+rng = np.random.default_rng(7)
+N, D = 24, 4
+DATA = {
+    "X": rng.normal(size=(N, D)),
+    "y": np.sign(rng.normal(size=N)),
+    "w": rng.normal(size=D) * 0.5,
+}
+CHUNKS = {"X": (8, 2), "y": 8, "w": 2}
+
+# (function, NumPy arguments, chunks of each argument (None: leave it as it is), wrt)
+CASES = {
+    "logistic": (logistic_loss, (DATA["w"], DATA["X"], DATA["y"]), ((2,), (8, 2), (8,)), (0,)),
+    "least_squares": (least_squares, (DATA["w"], DATA["X"], DATA["X"] @ np.ones(D)), ((2,), (8, 2), (8,)), (0, 1)),
+    "mlp": (mlp, (rng.normal(size=(D, 5)), rng.normal(size=5), rng.normal(size=(5, 2)), DATA["X"]),
+            ((2, 5), (5,), (5, 2), (8, 2)), (0, 1, 2)),
+    "loop": (loop_accumulate, (rng.normal(size=(3, D)), rng.normal(size=(3, D))), ((3, 2), (1, 2)), (0, 1)),
+    "reductions": (reductions, (rng.uniform(0.5, 2.0, size=(6, 4)),), ((3, 2),), (0,)),
+    "joins": (joins_and_slices, (rng.normal(size=(4, 3)), rng.normal(size=(4, 3))), ((2, 3), (2, 3)), (0, 1)),
+    "scalar_bias": (scalar_bias, (0.3, DATA["X"]), (None, (8, 2)), (0, 1)),
+    "branch": (with_branch, (DATA["w"], DATA["X"]), ((2,), (8, 2)), (0, 1)),
+}
+
+
+def on_dask(values, chunks):
+    return tuple(v if c is None else da.from_array(v, chunks=c) for v, c in zip(values, chunks))
+
+
+def _refuse_to_compute(*args, **kwargs):
+    raise AssertionError("a Dask array was computed while the gradient was being built")
+
+
+@contextlib.contextmanager
+def nothing_computed():
+    """Any compute inside the block (np.asarray, float(), bool() of a Dask array...) fails the test."""
+    with dask.config.set(scheduler=_refuse_to_compute):
+        yield
+
+
+def computed(value):
+    return value.compute(scheduler="sync") if isinstance(value, da.Array) else value
+
+
+# ---- gradients ------------------------------------------------------------------------
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_dask_gradient_is_lazy_and_equals_numpy(name, eager):
+    func, values, chunks, wrt = CASES[name]
+    expected_value, expected = adsrc.value_and_grad(func, wrt=wrt, eager=eager)(*values)
+    dask_values = on_dask(values, chunks)
+    with nothing_computed():
+        value, grads = adsrc.value_and_grad(func, wrt=wrt, eager=eager)(*dask_values)
+    assert isinstance(value, da.Array) and value.shape == ()
+    np.testing.assert_allclose(computed(value), expected_value, rtol=1e-12)
+    for g, want, i in zip(grads, expected, wrt):
+        assert isinstance(g, da.Array), f"the gradient wrt argument {i} is a {type(g).__name__}"
+        assert g.shape == np.shape(values[i]) and g.dtype == np.result_type(values[i])
+        np.testing.assert_allclose(computed(g), want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_numpy_gradients_compared_with_are_right(name):
+    func, values, _, wrt = CASES[name]
+    check(func, *values, wrt=wrt)
+
+
+def test_a_dask_gradient_keeps_the_chunks_of_its_argument():
+    w, X, y = on_dask((DATA["w"], DATA["X"], DATA["y"]), ((2,), (8, 2), (8,)))
+    with nothing_computed():
+        dX = adsrc.grad(least_squares, wrt=1)(w, X, y)
+    assert dX.chunks == X.chunks
+
+
+def test_float32_dask_arrays_give_float32_gradients():
+    w, X, y = on_dask((DATA["w"].astype(np.float32), DATA["X"].astype(np.float32), DATA["y"].astype(np.float32)),
+                      ((2,), (8, 2), (8,)))
+    with nothing_computed():
+        dw = adsrc.grad(logistic_loss)(w, X, y)
+    assert dw.dtype == np.float32
+    expected = adsrc.grad(logistic_loss)(DATA["w"], DATA["X"], DATA["y"])
+    np.testing.assert_allclose(dw.compute(), expected, rtol=1e-4)
+
+
+def test_numpy_weights_with_dask_data_follow_numpys_dispatch():
+    """NumPy's rules make an expression of a NumPy and a Dask array a Dask array: so is the gradient."""
+    X, y = on_dask((DATA["X"], DATA["y"]), ((8, 2), (8,)))
+    with nothing_computed():
+        dw = adsrc.grad(logistic_loss)(DATA["w"], X, y)
+    assert isinstance(dw, da.Array)
+    np.testing.assert_allclose(dw.compute(), adsrc.grad(logistic_loss)(DATA["w"], DATA["X"], DATA["y"]), rtol=1e-12)
+
+
+def test_an_argument_that_receives_no_gradient_gets_dask_zeros():
+    w, X, y = on_dask((DATA["w"], DATA["X"], DATA["y"]), ((2,), (8, 2), (8,)))
+
+    def ignores_y(w, X, y):
+        return np.sum(X @ w)
+
+    with nothing_computed():
+        _, dy = adsrc.grad(ignores_y, wrt=(0, 2))(w, X, y)
+    assert isinstance(dy, da.Array) and dy.shape == y.shape
+    assert not dy.compute().any()
+
+
+# ---- the other entry points -------------------------------------------------------------
+def test_vjp_jvp_hessian_hvp_and_the_decorator_on_dask():
+    w, X, y = on_dask((DATA["w"], DATA["X"], DATA["y"]), ((2,), (8, 2), (8,)))
+    wn, Xn, yn = DATA["w"], DATA["X"], DATA["y"]
+
+    def scores(w, X):
+        return np.tanh(X @ w)
+
+    cotangent = np.linspace(-1.0, 1.0, N)
+    direction = np.arange(1.0, D + 1.0)
+    decorated = adsrc.differentiate(logistic_loss)
+    with nothing_computed():
+        results = {
+            "vjp": adsrc.vjp(scores, w, X)[1](da.from_array(cotangent, chunks=8)),
+            "jvp": adsrc.jvp(logistic_loss, (w, X, y), (direction, None, None))[1],
+            "hessian": adsrc.hessian(logistic_loss)(w, X, y),
+            "hvp": adsrc.hvp(logistic_loss)(w, X, y, direction),
+            "decorator": decorated(w, X, y),
+        }
+    expected = {
+        "vjp": adsrc.vjp(scores, wn, Xn)[1](cotangent),
+        "jvp": adsrc.jvp(logistic_loss, (wn, Xn, yn), (direction, None, None))[1],
+        "hessian": adsrc.hessian(logistic_loss)(wn, Xn, yn),
+        "hvp": adsrc.hvp(logistic_loss)(wn, Xn, yn, direction),
+        "decorator": decorated(wn, Xn, yn),
+    }
+    for name, got in results.items():
+        assert isinstance(got, da.Array), f"{name} gave a {type(got).__name__}"
+        np.testing.assert_allclose(got.compute(), expected[name], rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+# ---- refusals -----------------------------------------------------------------------------
+def test_integer_dask_arrays_are_refused_like_integer_numpy_arrays():
+    ints = da.arange(6, chunks=3)
+    with pytest.raises(InvalidArgument, match="integers"):
+        adsrc.grad(least_squares, wrt=1)(DATA["w"][:1], ints.reshape(6, 1), da.ones(6, chunks=3))
+
+
+def test_a_dask_result_that_is_not_a_scalar_is_refused_before_anything_computes():
+    X = da.from_array(DATA["X"], chunks=(8, 2))
+
+    def rows(X):
+        return np.sum(X, axis=1)
+
+    with nothing_computed(), pytest.raises(NonScalarOutput, match=r"\(24,\)"):
+        adsrc.grad(rows)(X)
+
+
+# ---- on a cluster: 2 worker processes ------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       memory_limit="1GiB")
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+def test_the_gradient_computes_on_a_local_cluster_of_two_worker_processes(cluster_client, eager):
+    from distributed import get_task_stream
+
+    rng = np.random.default_rng(3)
+    Xn = rng.normal(size=(4000, 6))
+    yn = np.sign(Xn @ np.arange(1.0, 7.0) + rng.normal(size=4000))
+    wn = np.zeros(6)
+    X, y = da.from_array(Xn, chunks=(500, 6)), da.from_array(yn, chunks=500)
+    with nothing_computed():
+        dw = adsrc.grad(logistic_loss, eager=eager)(da.from_array(wn, chunks=6), X, y)
+    with get_task_stream(cluster_client) as stream:
+        got = cluster_client.compute(dw).result()
+    assert len(cluster_client.scheduler_info()["workers"]) == 2
+    assert {task["worker"] for task in stream.data}, "no task ran on the cluster's workers"
+    np.testing.assert_allclose(got, adsrc.grad(logistic_loss)(wn, Xn, yn), rtol=1e-12)
