@@ -249,3 +249,17 @@ def test_the_gradient_computes_on_a_local_cluster_of_two_worker_processes(cluste
     assert len(cluster_client.scheduler_info()["workers"]) == 2
     assert {task["worker"] for task in stream.data}, "no task ran on the cluster's workers"
     np.testing.assert_allclose(got, adsrc.grad(logistic_loss)(wn, Xn, yn), rtol=1e-12)
+
+
+def test_a_gradient_is_never_the_users_own_dask_array_object():
+    """x[i] = v rebinds a Dask array in place, so a gradient that is an input must come back as a new object."""
+    def identity(x):
+        return x
+
+    x = da.from_array(np.arange(4.0), chunks=2)
+    cotangent = da.from_array(np.ones(4), chunks=2)
+    with nothing_computed():
+        dx = adsrc.vjp(identity, x)[1](cotangent)
+    assert dx is not cotangent and dx is not x
+    dx[0] = 5.0
+    assert cotangent.compute().tolist() == [1.0, 1.0, 1.0, 1.0]

@@ -20,7 +20,7 @@ import numpy as np
 from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
 from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
-from ..values.arrays import is_foreign, is_mutable, namespace
+from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -308,21 +308,20 @@ class Fresh:
         array is a lazy Dask array, and so is the gradient of a NumPy array or
         a float that met a Dask array on the way (NumPy's dispatch rules make
         their combination a Dask array). It gets the argument's shape and, for
-        an array argument, its dtype. A mutable array (CuPy) is copied unless
-        the adjoint made it and returns it once.
+        an array argument, its dtype. It is a new object whenever it is an
+        input or was returned already (a Dask array too: ``x[i] = v`` rebinds
+        one in place), and a mutable array (CuPy) that is a view is copied.
         """
         if gradient is zero:  # then ``like`` is the foreign one
             gradient = namespace(like).zeros_like(like)
+        if tuple(np.shape(gradient)) != tuple(np.shape(like)) or not is_foreign(gradient):
+            gradient = broadcast_like(gradient, like)  # also brings a NumPy gradient into like's library
         dtype = getattr(like, "dtype", None)
         if dtype is not None and gradient.dtype != dtype:
             gradient = gradient.astype(dtype)
-        shape = tuple(np.shape(like))
-        if tuple(gradient.shape) != shape:
-            gradient = namespace(gradient).broadcast_to(gradient, shape)
-        if is_mutable(gradient):
-            if id(gradient) in self._taken or getattr(gradient, "base", None) is not None:
-                gradient = gradient.copy()
-            self._taken[id(gradient)] = gradient
+        if id(gradient) in self._taken or is_mutable(gradient) and getattr(gradient, "base", None) is not None:
+            gradient = gradient.copy()  # a Dask array's copy is a new object on the same graph: free
+        self._taken[id(gradient)] = gradient
         return gradient
 
 
