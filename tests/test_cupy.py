@@ -1,0 +1,118 @@
+"""The same gradient code on mutable arrays of other libraries: CuPy on a GPU, and DuckArray everywhere.
+
+CuPy arrays live on the GPU and, unlike Dask arrays, can be written in place:
+adsrc accumulates into a buffer it allocated in CuPy, copies what could alias
+the user's arrays, and returns CuPy gradients. The CuPy tests need CuPy and a
+GPU and are skipped, with the reason, without them. The same tests run on
+every machine on ``DuckArray`` (tests/duck_array.py), a mutable array type
+that implements only NumPy's dispatch protocols and cannot be converted to
+NumPy implicitly, so they also check that adsrc never leaves the array's
+library. Each gradient is compared with the NumPy gradient, which
+test_dask.py checks against finite differences.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adsrc
+from adsrc.values import AccThunk, Thunk, accumulate, unthunk, zero
+from duck_array import DuckArray
+from test_dask import CASES
+
+
+def _cupy_or_reason():
+    try:
+        import cupy
+    except ImportError:
+        return None, "CuPy is not installed (pip install 'adsrc[cupy]' on a machine with a CUDA GPU)"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None, "CuPy found no GPU"
+    except Exception as error:  # no driver, no device
+        return None, f"CuPy cannot reach a GPU: {error}"
+    return cupy, ""
+
+
+cupy, NO_CUPY = _cupy_or_reason()
+
+
+class Library:
+    """How a test makes arrays of one library and reads them back."""
+
+    def __init__(self, name, array_type, make, read):
+        self.name, self.array_type, self.make, self.read = name, array_type, make, read
+
+
+LIBRARIES = [
+    pytest.param(Library("duck", DuckArray, DuckArray, lambda a: a.numpy()), id="duck"),
+    pytest.param(Library("cupy", getattr(cupy, "ndarray", None), getattr(cupy, "asarray", None),
+                         lambda a: cupy.asnumpy(a)),
+                 id="cupy", marks=[pytest.mark.cupy, pytest.mark.skipif(cupy is None, reason=NO_CUPY or "-")]),
+]
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("lib", LIBRARIES)
+def test_gradients_stay_in_the_library_and_equal_numpys(lib, name, eager):
+    func, values, chunks, wrt = CASES[name]
+    expected_value, expected = adsrc.value_and_grad(func, wrt=wrt, eager=eager)(*values)
+    arrays = tuple(v if c is None else lib.make(v) for v, c in zip(values, chunks))
+    before = [lib.read(a) if isinstance(a, lib.array_type) else a for a in arrays]
+    value, grads = adsrc.value_and_grad(func, wrt=wrt, eager=eager)(*arrays)
+    np.testing.assert_allclose(lib.read(value), expected_value, rtol=1e-12)
+    for g, want, i in zip(grads, expected, wrt):
+        assert isinstance(g, lib.array_type), f"the gradient wrt argument {i} is a {type(g).__name__}"
+        assert g.shape == np.shape(values[i])
+        assert all(g is not a for a in arrays)
+        np.testing.assert_allclose(lib.read(g), want, rtol=1e-10, atol=1e-12)
+    for a, b in zip(arrays, before):
+        if isinstance(a, lib.array_type):
+            assert np.array_equal(lib.read(a), b), "adsrc wrote into an argument"
+
+
+def _scale(g, factor):
+    return g * factor
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+def test_accumulation_adds_in_place_into_a_buffer_it_owns_never_into_a_contribution(lib):
+    first, second, third = (lib.make(np.full(5, float(k))) for k in (1, 2, 3))
+    acc = AccThunk()
+    acc.add(first)
+    acc.add(second)
+    acc.compact()
+    buffer = acc.buffer
+    assert isinstance(buffer, lib.array_type) and buffer is not first and buffer is not second
+    acc.add(Thunk(_scale, third, 2.0))
+    total = unthunk(acc)
+    assert total is buffer, "a mutable array's sum is added into the buffer adsrc allocated"
+    np.testing.assert_array_equal(lib.read(total), np.full(5, 9.0))
+    np.testing.assert_array_equal(lib.read(first), np.full(5, 1.0))
+    np.testing.assert_array_equal(lib.read(second), np.full(5, 2.0))
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+def test_accumulate_of_two_values_makes_a_new_array(lib):
+    a, b = lib.make(np.ones(3)), lib.make(np.ones(3))
+    total = accumulate(accumulate(zero, a), b)
+    assert isinstance(total, lib.array_type) and total is not a and total is not b
+    np.testing.assert_array_equal(lib.read(a), np.ones(3))
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+def test_a_gradient_never_aliases_an_argument(lib):
+    def identity_sum(x, y):
+        return np.sum(x + 0.0 * y)
+
+    x = lib.make(np.arange(3.0))
+    dx, dy = adsrc.grad(identity_sum, wrt=(0, 1))(x, x)
+    assert dx is not dy and dx is not x
+    dx[0] = 7.0
+    assert lib.read(dy)[0] == 0.0 and lib.read(x)[0] == 0.0
+
+
+def test_cupy_is_skipped_with_a_reason_on_this_machine_or_runs():
+    """Keeps the skip honest: without CuPy the reason says what is missing."""
+    assert (cupy is None) == bool(NO_CUPY)
