@@ -263,3 +263,18 @@ def test_a_gradient_is_never_the_users_own_dask_array_object():
     assert dx is not cotangent and dx is not x
     dx[0] = 5.0
     assert cotangent.compute().tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_the_example_computes_on_a_cluster_the_gradient_numpy_computes():
+    """examples/dask_logistic.py, on a smaller matrix: it asserts the agreement with NumPy itself."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "examples", "dask_logistic.py"), "--rows", "40000",
+                          "--chunk-rows", "10000"], capture_output=True, text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "is a lazy dask.array.core.Array of shape (50,)" in out.stdout
+    assert "% Completed" in out.stdout  # the progress bar
+    assert "NumPy in memory gives the same gradient" in out.stdout
