@@ -278,3 +278,21 @@ def test_the_example_computes_on_a_cluster_the_gradient_numpy_computes():
     assert "is a lazy dask.array.core.Array of shape (50,)" in out.stdout
     assert "% Completed" in out.stdout  # the progress bar
     assert "NumPy in memory gives the same gradient" in out.stdout
+
+
+def rows_loop(w, X):
+    total = 0.0
+    for row in X:  # iterates a Dask array row by row, as Python does
+        total = total + np.tanh(np.sum(row * w))
+    return total
+
+
+def test_a_loop_over_the_rows_of_a_dask_array():
+    Xn, wn = rng.normal(size=(5, 3)), rng.normal(size=3)
+    X, w = da.from_array(Xn, chunks=(2, 3)), da.from_array(wn, chunks=3)
+    for eager in (False, True):
+        with nothing_computed():
+            dw, dX = adsrc.grad(rows_loop, wrt=(0, 1), eager=eager)(w, X)
+        expected = check(rows_loop, wn, Xn, wrt=(0, 1))
+        np.testing.assert_allclose(dw.compute(), expected[0], rtol=1e-12)
+        np.testing.assert_allclose(dX.compute(), expected[1], rtol=1e-12)
