@@ -296,3 +296,77 @@ def test_a_loop_over_the_rows_of_a_dask_array():
         expected = check(rows_loop, wn, Xn, wrt=(0, 1))
         np.testing.assert_allclose(dw.compute(), expected[0], rtol=1e-12)
         np.testing.assert_allclose(dX.compute(), expected[1], rtol=1e-12)
+
+
+# ---- every rule, on Dask: right or refused, and lazy unless listed -----------------------------
+# Rules whose vjp needs values to build its result, so it computes its Dask inputs (docs/scaling.md);
+# Python's max, min and the math module compute them in the forward sweep already, as in plain Python.
+COMPUTES_ITS_INPUTS = {
+    "builtins.max", "builtins.min", "math.dist", "math.prod", "numpy.cross", "numpy.linalg.cross", "numpy.cumprod", "numpy.cumulative_prod",
+    "numpy.diag", "numpy.diagonal", "numpy.linalg.diagonal", "numpy.einsum", "numpy.histogram_bin_edges",
+    "numpy.linalg.det", "numpy.linalg.eigvalsh", "numpy.pad", "numpy.sort", "numpy.take_along_axis", "numpy.unique",
+}
+
+
+def _dask_leaves(value):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim >= 1:
+        return da.from_array(value, chunks=tuple(max(1, (n + 1) // 2) for n in value.shape))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_dask_leaves(v) for v in value)
+    return value
+
+
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _flat(v)]
+    return [computed(value)]
+
+
+def _rule_names():
+    import test_rules
+
+    return sorted(test_rules.RULES)
+
+
+@pytest.mark.parametrize("name", _rule_names())
+def test_every_rule_on_dask_gives_numpys_gradient_or_an_error(name):
+    """Each vjp, on the rule's samples turned into Dask arrays: lazy (unless listed above) and equal to
+    the vjp on NumPy arrays, or an error (Dask refuses what it cannot do); never a different gradient."""
+    import warnings
+
+    from adsrc.values import zero
+    from test_rules import RULES, SAMPLES, call_vjp, cotangent, positions, seed_of
+
+    rule = RULES[name]
+    computes = []
+    for i, case in enumerate(SAMPLES.get(name, [])):
+        rng = np.random.default_rng(seed_of(f"{name}{i}"))
+        args, kwargs = case.draw(rng)
+        ans = rule.func(*args, **kwargs)
+        g = cotangent(ans, rng)
+        dask_args, dask_g = _dask_leaves(args), _dask_leaves(g)
+        for p in positions(rule.vjps, case, args):
+            expected = call_vjp(rule.vjps[p], g, ans, args, kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    dask_ans = rule.func(*dask_args, **kwargs)
+                    try:
+                        with nothing_computed():
+                            got = call_vjp(rule.vjps[p], dask_g, dask_ans, dask_args, kwargs)
+                    except AssertionError:
+                        computes.append(f"{name}[{i}] argument {p}")
+                        got = call_vjp(rule.vjps[p], dask_g, dask_ans, dask_args, kwargs)
+                    got_leaves = _flat(got)
+                except Exception:  # Dask cannot run this form (its error reaches the user): not a wrong gradient
+                    continue
+            want_leaves = _flat(expected)
+            assert len(got_leaves) == len(want_leaves), f"{name}[{i}] argument {p}"
+            for a, b in zip(got_leaves, want_leaves):
+                if a is zero or b is zero:
+                    assert a is b or not np.any(np.asarray(a if b is zero else b)), f"{name}[{i}] argument {p}"
+                    continue
+                np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-10,
+                                           atol=1e-12, err_msg=f"{name}[{i}] argument {p}")
+    if name not in COMPUTES_ITS_INPUTS:
+        assert not computes, f"computed a Dask array while building the gradient: {computes}"

@@ -73,6 +73,11 @@ def zeros_for(x: Any, g: Any) -> np.ndarray:
     return zeros_in(np.shape(x), np.result_type(x, g), (x, g))
 
 
+def is_array(value: Any) -> bool:
+    """A NumPy array, or an array of another library (Dask, CuPy): not a list or tuple of elements."""
+    return isinstance(value, np.ndarray) or is_foreign(value)
+
+
 def as_array(value: Any, dtype: Any = None) -> Any:
     """``np.asarray``, except that an array of another library (Dask, CuPy) stays in its library, uncomputed."""
     if is_foreign(value):

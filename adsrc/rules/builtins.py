@@ -14,7 +14,7 @@ import numpy as np
 
 from .registry import defjvp, defvjp, lookup
 from ._tangent import dense
-from ._util import cast_like, note, unbroadcast, variadic, zero
+from ._util import broadcast_like, cast_like, is_array, note, unbroadcast, variadic, zero
 from .elementwise import _power_dx, _power_dy, _power_jvp_x, _power_jvp_y
 
 _MAX_ARGS = 16
@@ -37,8 +37,8 @@ defvjp(builtins.pow, _pow_dbase, _pow_dexp)
 
 
 def _sum_dseq(g, ans, iterable, start=0):
-    if isinstance(iterable, np.ndarray):
-        return np.broadcast_to(g, np.shape(iterable))
+    if is_array(iterable):
+        return broadcast_like(g, iterable)
     return [unbroadcast(g, item) for item in iterable]
 
 
@@ -52,7 +52,7 @@ def _extremum_vjp(k):
         rank = key or (lambda v: v)
         if len(args) == 1:  # max(sequence)
             seq = args[0]
-            if isinstance(seq, np.ndarray):
+            if is_array(seq):
                 wins = seq == ans
                 return g * wins / int(np.sum(wins))
             wins = [rank(v) == rank(ans) for v in seq]
@@ -76,7 +76,7 @@ def _extremum_jvp(k):
         rank = key or (lambda v: v)
         if len(args) == 1:  # max(sequence): the winners' tangents, averaged
             seq = args[0]
-            if isinstance(seq, np.ndarray):
+            if is_array(seq):
                 wins = seq == ans
                 return np.sum(t * wins) / int(np.sum(wins))
             wins = [rank(v) == rank(ans) for v in seq]
