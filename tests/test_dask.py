@@ -370,3 +370,18 @@ def test_every_rule_on_dask_gives_numpys_gradient_or_an_error(name):
                                            atol=1e-12, err_msg=f"{name}[{i}] argument {p}")
     if name not in COMPUTES_ITS_INPUTS:
         assert not computes, f"computed a Dask array while building the gradient: {computes}"
+
+
+def test_the_dask_benchmark_runs_and_agrees_with_numpy():
+    """benchmarks/dask_scaling.py at a tiny size: it keeps working (no timing is asserted)."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "dask_scaling.py"), "--rows", "20000",
+                          "--chunk-rows", "5000"], capture_output=True, text=True, timeout=300, cwd=root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| 20,000 |")]
+    assert len(rows) == 3 and "the reference" in rows[0]
+    assert all("equals NumPy's" in row for row in rows[1:]), out.stdout
