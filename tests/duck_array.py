@@ -3,8 +3,9 @@
 ``DuckArray`` holds a NumPy array and answers ufuncs (NEP 13) and NumPy
 functions (NEP 18) by unwrapping its operands, calling NumPy and wrapping
 array results. It has no ``__array__``: converting one to NumPy
-(``np.asarray``) raises, so a test on DuckArrays fails wherever adsrc would
-leave the array's library. Like a CuPy array, and unlike a Dask
+(``np.asarray``) raises, and, as with CuPy, an operation that mixes it with
+a NumPy array (not a scalar) raises too, so a test on DuckArrays fails
+wherever adsrc would leave the array's library or bring NumPy arrays into it. Like a CuPy array, and unlike a Dask
 array, it is mutable; it stands in for CuPy on machines without a GPU.
 """
 from __future__ import annotations
@@ -17,6 +18,9 @@ import numpy as np
 def unwrap(value: Any) -> Any:
     if isinstance(value, DuckArray):
         return value.data
+    if isinstance(value, np.ndarray) and value.ndim:
+        # As CuPy: a NumPy array does not mix with this library's arrays; it must be converted explicitly.
+        raise TypeError(f"a DuckArray operation was given a NumPy array of shape {value.shape}")
     if isinstance(value, (list, tuple)):
         return type(value)(unwrap(v) for v in value)
     if isinstance(value, dict):
@@ -61,6 +65,8 @@ class DuckArray(np.lib.mixins.NDArrayOperatorsMixin):
         return out[0] if out is not None and len(out) == 1 else wrap(result)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func in (np.asarray, np.array):  # np.asarray(a, like=duck): the explicit conversion, as cupy.asarray
+            return DuckArray(func(args[0].data if isinstance(args[0], DuckArray) else args[0], *args[1:], **kwargs))
         return wrap(func(*unwrap(args), **unwrap(kwargs)))
 
     def __getitem__(self, index: Any) -> Any:

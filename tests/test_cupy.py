@@ -116,3 +116,35 @@ def test_a_gradient_never_aliases_an_argument(lib):
 def test_cupy_is_skipped_with_a_reason_on_this_machine_or_runs():
     """Keeps the skip honest: without CuPy the reason says what is missing."""
     assert (cupy is None) == bool(NO_CUPY)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+def test_vjp_jvp_hessian_hvp_and_the_decorator(lib):
+    from test_dask import DATA, N, logistic_loss
+
+    wn, Xn, yn = DATA["w"], DATA["X"], DATA["y"]
+    w, X, y = lib.make(wn), lib.make(Xn), lib.make(yn)
+
+    def scores(w, X):
+        return np.tanh(X @ w)
+
+    cotangent = np.linspace(-1.0, 1.0, N)
+    direction = np.arange(1.0, wn.size + 1.0)
+    decorated = adsrc.differentiate(logistic_loss)
+    results = {
+        "vjp": adsrc.vjp(scores, w, X)[1](lib.make(cotangent)),
+        "jvp": adsrc.jvp(logistic_loss, (w, X, y), (lib.make(direction), None, None))[1],
+        "hessian": adsrc.hessian(logistic_loss)(w, X, y),
+        "hvp": adsrc.hvp(logistic_loss)(w, X, y, lib.make(direction)),
+        "decorator": decorated(w, X, y),
+    }
+    expected = {
+        "vjp": adsrc.vjp(scores, wn, Xn)[1](cotangent),
+        "jvp": adsrc.jvp(logistic_loss, (wn, Xn, yn), (direction, None, None))[1],
+        "hessian": adsrc.hessian(logistic_loss)(wn, Xn, yn),
+        "hvp": adsrc.hvp(logistic_loss)(wn, Xn, yn, direction),
+        "decorator": decorated(wn, Xn, yn),
+    }
+    for name, got in results.items():
+        assert isinstance(got, lib.array_type), f"{name} gave a {type(got).__name__}"
+        np.testing.assert_allclose(lib.read(got), expected[name], rtol=1e-10, atol=1e-12, err_msg=name)

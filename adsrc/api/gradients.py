@@ -19,7 +19,7 @@ from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import to_tangent
-from ..values.arrays import is_foreign
+from ..values.arrays import is_foreign, to_library
 from .arguments import (Fresh, Wrt, bind, check_differentiable, explain, positions, refuse_complex,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
@@ -162,7 +162,7 @@ def basis(like: Any) -> list[Any]:
     for j in range(math.prod(np.shape(like))):  # np.size would compute a Dask array
         e = np.zeros(np.shape(like), dtype=np.result_type(like, 1.0))
         e.flat[j] = 1.0
-        out.append(e)
+        out.append(to_library(e, like))  # a CuPy argument's tangents are CuPy arrays
     return out
 
 

@@ -12,7 +12,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..values import is_zero, zero  # noqa: F401  (rule modules import both from here)
-from ..values.arrays import broadcast_like, is_foreign, zeros as zeros_in  # noqa: F401  (rules import broadcast_like)
+from ..values.arrays import (broadcast_like, is_foreign, to_library,  # noqa: F401  (rules import broadcast_like)
+                             zeros as zeros_in)
 
 
 _PY_SCALARS = frozenset({float, int, complex, bool})
@@ -64,7 +65,8 @@ def keep_dims(value: Any, x: Any, axis: Any, keepdims: Any) -> Any:
     ndim = np.ndim(x)
     if (not no_value(keepdims) and keepdims) or ndim == 0:
         return value
-    return np.reshape(value, [1 if i in reduced_axes(axis, ndim) else n for i, n in enumerate(np.shape(x))])
+    kept = np.reshape(value, [1 if i in reduced_axes(axis, ndim) else n for i, n in enumerate(np.shape(x))])
+    return to_library(kept, x)  # a NumPy cotangent of a CuPy reduction must not meet CuPy arrays as NumPy
 
 
 def zeros_for(x: Any, g: Any) -> np.ndarray:

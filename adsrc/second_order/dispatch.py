@@ -200,6 +200,7 @@ def _special(fn: Any) -> Callable | None:
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
             _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
             _util.as_array: _linear_helper(_util.as_array, _util.as_array),
+            arrays.to_library: _linear_helper(arrays.to_library, arrays.to_library),
         })
     try:
         return _SPECIALS.get(fn)

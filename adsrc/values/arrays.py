@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_foreign", "foreign_in", "is_lazy", "is_mutable", "zeros", "zeros_like", "owned_copy", "broadcast_like",
+__all__ = ["is_foreign", "foreign_in", "is_lazy", "is_mutable", "zeros", "zeros_like", "owned_copy", "broadcast_like", "to_library",
            "namespace", "library"]
 
 _NUMPY_TYPES = (np.ndarray, np.generic)
@@ -126,7 +126,17 @@ def broadcast_like(value: Any, like: Any) -> Any:
     if library(like) == "dask":
         import dask.array as dask_array  # only reached with a Dask array in hand
         return dask_array.broadcast_to(dask_array.asarray(value), like.shape, chunks=like.chunks)
+    return namespace(like).broadcast_to(to_library(value, like), like.shape)
+
+
+def to_library(value: Any, like: Any) -> Any:
+    """``value`` (a NumPy array or a number) as an array of ``like``'s library; anything else unchanged.
+
+    CuPy, like most array libraries, does not mix its arrays with NumPy arrays
+    in one operation: a NumPy array made from a shape must be converted
+    first (for CuPy, a copy to the GPU).
+    """
+    if is_foreign(value) or not is_foreign(like):
+        return value
     xp = namespace(like)
-    if not is_foreign(value):
-        value = xp.asarray(value) if xp is not np else np.zeros_like(like, shape=np.shape(value)) + value
-    return xp.broadcast_to(value, like.shape)
+    return np.asarray(value, like=like) if xp is np else xp.asarray(value)
