@@ -18,8 +18,9 @@ import numpy as np
 def unwrap(value: Any) -> Any:
     if isinstance(value, DuckArray):
         return value.data
-    if isinstance(value, np.ndarray) and value.ndim:
-        # As CuPy: a NumPy array does not mix with this library's arrays; it must be converted explicitly.
+    if isinstance(value, np.ndarray) and value.ndim and value.dtype.kind in "fc":
+        # As CuPy: NumPy data does not mix with this library's arrays; it must be converted explicitly.
+        # (Integer and boolean arrays, indices and axes, pass.)
         raise TypeError(f"a DuckArray operation was given a NumPy array of shape {value.shape}")
     if isinstance(value, (list, tuple)):
         return type(value)(unwrap(v) for v in value)
