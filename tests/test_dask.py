@@ -302,8 +302,8 @@ def test_a_loop_over_the_rows_of_a_dask_array():
 # Rules whose vjp needs values to build its result, so it computes its Dask inputs (docs/scaling.md);
 # Python's max, min and the math module compute them in the forward sweep already, as in plain Python.
 COMPUTES_ITS_INPUTS = {
-    "builtins.max", "builtins.min", "math.dist", "math.prod", "numpy.cross", "numpy.linalg.cross", "numpy.cumprod", "numpy.cumulative_prod",
-    "numpy.diag", "numpy.diagonal", "numpy.linalg.diagonal", "numpy.einsum", "numpy.histogram_bin_edges",
+    "builtins.max", "builtins.min", "math.dist", "math.prod", "numpy.cross", "numpy.linalg.cross", "numpy.cumprod",
+    "numpy.cumulative_prod", "numpy.diag", "numpy.diagonal", "numpy.linalg.diagonal", "numpy.einsum", "numpy.histogram_bin_edges",
     "numpy.linalg.det", "numpy.linalg.eigvalsh", "numpy.pad", "numpy.sort", "numpy.take_along_axis", "numpy.unique",
 }
 

@@ -248,7 +248,7 @@ def _pure_helpers() -> set:
     if not _PURE:
         _PURE.update({unit_seed, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
                       _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes,
-                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros, arrays.zeros_like})
+                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros})
     return _PURE
 
 

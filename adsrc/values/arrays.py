@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_foreign", "foreign_in", "is_lazy", "is_mutable", "zeros", "zeros_like", "owned_copy", "broadcast_like", "to_library",
-           "namespace", "library"]
+__all__ = ["is_foreign", "foreign_in", "library", "is_lazy", "is_mutable", "namespace", "zeros", "owned_copy",
+           "broadcast_like", "to_library"]
 
 _NUMPY_TYPES = (np.ndarray, np.generic)
 _PLAIN = frozenset({float, int, bool, complex, np.ndarray, type(None), str})
@@ -85,14 +85,6 @@ def namespace(value: Any) -> Any:
     except ImportError:
         return value.__array_namespace__()
     return array_api_compat.array_namespace(value)
-
-
-def zeros_like(value: Any, dtype: Any = None) -> Any:
-    """Zeros of ``value``'s shape, in ``value``'s library (NumPy for anything else)."""
-    if is_foreign(value):
-        xp = namespace(value)
-        return xp.zeros_like(value, dtype=dtype if dtype is not None else value.dtype)
-    return np.zeros(np.shape(value), dtype=dtype if dtype is not None else np.result_type(value, 1.0))
 
 
 def zeros(shape: Any, dtype: Any, like: Any) -> Any:
