@@ -12,10 +12,12 @@ registered pytrees) need only be taught here.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
+from ..values.arrays import is_foreign, to_library
 from ..values.pytrees import attributes, holds_floats, is_object, rebuild
 
 
@@ -81,27 +83,30 @@ def leaf_paths(tree: Any) -> list[tuple[tuple, Any]]:
 
 def is_float_leaf(leaf: Any) -> bool:
     """Whether a leaf is a real floating-point scalar or array (what has a derivative)."""
+    if is_foreign(leaf):  # a Dask or CuPy array
+        return leaf.dtype.kind == "f"
     if isinstance(leaf, (bool, np.bool_)) or not isinstance(leaf, (float, int, np.ndarray, np.generic)):
         return False
     return np.result_type(leaf).kind == "f"
 
 
 def unit_vectors(leaf: Any) -> list[Any]:
-    """One unit tangent per element of a float leaf, of its type and shape (a float for a Python float)."""
-    if not isinstance(leaf, (np.ndarray, np.generic)):
+    """One unit tangent per element of a float leaf, of its type and shape (a float for a Python float;
+    an array of the leaf's library for a Dask or CuPy array)."""
+    if not isinstance(leaf, (np.ndarray, np.generic)) and not is_foreign(leaf):
         return [1.0]
-    dtype = np.result_type(leaf, 1.0)
+    dtype = np.result_type(leaf.dtype, 1.0)
     out = []
-    for j in range(np.size(leaf)):
+    for j in range(math.prod(np.shape(leaf))):  # np.size would compute a Dask array
         e = np.zeros(np.shape(leaf), dtype=dtype)
         e.flat[j] = 1.0
-        out.append(e if isinstance(leaf, np.ndarray) else dtype.type(e))
+        out.append(dtype.type(e) if isinstance(leaf, np.generic) else to_library(e, leaf))
     return out
 
 
 def zeros_like_leaf(leaf: Any) -> Any:
     """A zero of a leaf's type and shape."""
-    if isinstance(leaf, np.ndarray):
+    if isinstance(leaf, np.ndarray) or is_foreign(leaf):
         return np.zeros_like(leaf)
     if isinstance(leaf, np.generic):
         return leaf.dtype.type(0)
@@ -113,10 +118,10 @@ def stack_columns(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     of shape ``out.shape + in.shape`` (a float when both are scalars)."""
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
-        return float(parts[0])
+        return parts[0] if is_foreign(parts[0]) else float(parts[0])
     if not parts:  # an empty input
         return np.zeros(shape)
-    return np.reshape(np.stack([np.asarray(c) for c in parts], axis=-1), shape)
+    return np.reshape(np.stack([c if is_foreign(c) else np.asarray(c) for c in parts], axis=-1), shape)
 
 
 def stack_rows(parts: list[Any], out_like: Any, in_like: Any) -> Any:
@@ -124,7 +129,7 @@ def stack_rows(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     ``out.shape + in.shape``."""
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
-        return float(parts[0])
+        return parts[0] if is_foreign(parts[0]) else float(parts[0])
     if not parts:  # an empty output
         return np.zeros(shape)
-    return np.reshape(np.stack([np.asarray(r) for r in parts]), shape)
+    return np.reshape(np.stack([r if is_foreign(r) else np.asarray(r) for r in parts]), shape)

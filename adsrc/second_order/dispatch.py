@@ -45,7 +45,7 @@ from ..backend.pipeline import EAGER, compile
 from ..rules import _util, linalg
 from ..calls import CallDerivative, flat_sources
 from ..runtime import CalleeDerivative
-from ..values import add_tangents, as_tangent, drop_last, part, unthunk
+from ..values import add_tangents, arrays, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
 from .gradient import unit_seed
 
@@ -229,6 +229,9 @@ def _special(fn: Any) -> Callable | None:
             list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
             enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
+            _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
+            _util.as_array: _linear_helper(_util.as_array, _util.as_array),
+            arrays.to_library: _linear_helper(arrays.to_library, arrays.to_library),
         })
     try:
         return _SPECIALS.get(fn)
@@ -275,7 +278,8 @@ def _pure_helpers() -> set:
     """Helpers of the rule modules that compute shapes, axes or flags from their inputs: no tangent."""
     if not _PURE:
         _PURE.update({unit_seed, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
-                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes})
+                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes,
+                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros})
     return _PURE
 
 
