@@ -176,7 +176,8 @@ def _to_lib(value, lib):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim >= 1:
         return lib.make(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to_lib(v, lib) for v in value)
+        items = [_to_lib(v, lib) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
     return value
 
 

@@ -302,7 +302,7 @@ def test_a_loop_over_the_rows_of_a_dask_array():
 # Rules whose vjp needs values to build its result, so it computes its Dask inputs (docs/scaling.md);
 # Python's max, min and the math module compute them in the forward sweep already, as in plain Python.
 COMPUTES_ITS_INPUTS = {
-    "builtins.max", "builtins.min", "math.dist", "math.prod", "numpy.cross", "numpy.linalg.cross", "numpy.cumprod",
+    "builtins.max", "builtins.min", "builtins.sorted", "math.dist", "math.prod", "numpy.cross", "numpy.linalg.cross", "numpy.cumprod",
     "numpy.cumulative_prod", "numpy.diag", "numpy.diagonal", "numpy.linalg.diagonal", "numpy.einsum", "numpy.histogram_bin_edges",
     "numpy.linalg.det", "numpy.linalg.eigvalsh", "numpy.pad", "numpy.sort", "numpy.take_along_axis", "numpy.unique",
 }
@@ -312,7 +312,8 @@ def _dask_leaves(value):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim >= 1:
         return da.from_array(value, chunks=tuple(max(1, (n + 1) // 2) for n in value.shape))
     if isinstance(value, (list, tuple)):
-        return type(value)(_dask_leaves(v) for v in value)
+        items = [_dask_leaves(v) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
     return value
 
 

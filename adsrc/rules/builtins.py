@@ -91,7 +91,7 @@ def _sorted_order(ans, iterable, key, reverse) -> list[int]:
     The items of a list or tuple are the objects sorted returned, matched by identity (the key is not
     called again: it may read variables changed since); an array's by sorting positions the same way.
     """
-    if not isinstance(iterable, np.ndarray):
+    if isinstance(iterable, (list, tuple)):
         unused: dict[int, list[int]] = {}
         for i, item in enumerate(iterable):
             unused.setdefault(id(item), []).append(i)
@@ -105,7 +105,12 @@ def _sorted_dseq(g, ans, iterable, key=None, reverse=False):
     out = [zero] * len(order)
     for position, source in enumerate(order):
         out[source] = g[position]
-    return np.array([0.0 if v is zero else v for v in out]) if isinstance(iterable, np.ndarray) else out
+    if isinstance(iterable, (list, tuple)):
+        return out
+    given = [v for v in out if v is not zero]  # an array's items: stacked back into an array of its library
+    if not given:
+        return zero
+    return np.stack([given[0] * 0.0 if v is zero else v for v in out])
 
 
 def _sorted_jvp(t, ans, iterable, key=None, reverse=False):
