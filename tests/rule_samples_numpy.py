@@ -55,4 +55,28 @@ NUMPY_SAMPLES = {
     "numpy.polyder": [C(arr(5)), C(arr(5), 2), C(arr(4), 3)],
     "numpy.polyint": [C(arr(4)), C(arr(3), 2), C(arr(3), 2, [1.0, 2.0])],
     "numpy.vander": [C(arr(4)), C(arr(3), 5), C(arr(3), 2, True), C(arr(4), increasing=True)],
+    # ---- assembly -----------------------------------------------------------------------------------
+    "numpy.select": [C([np.array([True, False, False]), np.array([False, True, False])], [arr(3), arr(3)], flt()),
+                     C([np.array([[True], [False]]), np.array([True, True, False])], [arr(2, 3), arr(3)], arr(2, 3)),
+                     C([np.array([False, True])], [arr(2)])],
+    "numpy.choose": [C(np.array([0, 2, 1, 0]), [arr(4), arr(4), arr(4)]), C(np.array([[0], [1]]), [arr(3), arr(2, 3)]),
+                     C(np.array([3, -1, 1]), [arr(3), arr(3)], mode="wrap"), C(np.array([5, 0]), [arr(2), flt()], None,
+                                                                                "clip")],
+    "numpy.meshgrid": [C(arr(3), arr(2)), C(arr(3), arr(2), indexing="ij"), C(arr(2), arr(3), arr(4)),
+                       C(arr(3), arr(2), sparse=True), C(arr(4)), C(arr(2), arr(3), arr(2), indexing="ij", sparse=True)],
+    "numpy.broadcast_arrays": [C(arr(3), arr(2, 1)), C(arr(2, 3), flt(), arr(1, 3))],
+    "numpy.block": [C([arr(2), arr(3)]), C([[arr(2, 2), arr(2, 1)], [arr(1, 3)]]), C([[arr(2, 2), arr(2, 2)]]),
+                    C([[flt(), flt()], [flt(), flt()]])],
+    "numpy.row_stack": [C([arr(3), arr(2, 3)])],
+    "numpy.compress": [C(np.array([True, False, True]), arr(3)), C([False, True], arr(2, 3), axis=1),
+                       C(np.array([1, 0, 1]), arr(3, 2), 0), C([True, False, True, True], arr(2, 2))],
+    "numpy.extract": [C(np.array([[True, False], [True, True]]), arr(2, 2)), C(np.array([1, 0, 3]), arr(3))],
+    "numpy.resize": [C(arr(3), (2, 4)), C(arr(2, 3), 4), C(arr(2, 2), (3, 3))],
+    "numpy.delete": [C(arr(5), 1), C(arr(3, 4), [0, 2], 1), C(arr(3, 2), slice(0, 2), axis=0)],
+    "numpy.insert": [C(arr(4), 1, flt()), C(arr(4), [1, 3], arr(2)), C(arr(2, 3), 1, arr(3), 0),
+                     C(arr(2, 3), [0, 0], arr(2, 1), axis=1), C(arr(3), 2, arr(2))],
+    "adsrc.rules.assembly.index_concatenate": [
+        # (items mixed with directives, slices and integers: tests/test_numpy_rules.py, through adsrc.grad)
+        C(np.r_, (arr(3), arr(2))), C(np.c_, (arr(3), arr(3, 2))), C(np.r_, arr(3)), C(np.c_, (arr(2), arr(2))),
+        C(np.r_, (flt(), arr(2), flt()))],
 }
