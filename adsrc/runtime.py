@@ -16,6 +16,7 @@ import numpy as np
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
 from .errors import RefusedWhenRun
 from .rules import registry
+from .rules.assembly import index_concatenate  # noqa: F401  (np.r_[...] and np.c_[...] in generated code)
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,

@@ -51,7 +51,7 @@ from .codegen import load, module_source
 RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "written_tangent", "detached", "loop_length",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
-                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of")
+                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "index_concatenate")
 
 
 @dataclass(frozen=True)
