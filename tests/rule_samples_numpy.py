@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rule_samples import C, Spec, arr, flt, nonzero, pos, with_nan  # noqa: F401
+from rule_samples import C, Spec, arr, flt, nonzero, pflt, pos, with_nan  # noqa: F401
 
 NUMPY_SAMPLES = {
     # ---- factorizations ---------------------------------------------------------------------------
@@ -63,8 +63,9 @@ NUMPY_SAMPLES = {
                      C(np.array([3, -1, 1]), [arr(3), arr(3)], mode="wrap"), C(np.array([5, 0]), [arr(2), flt()], None,
                                                                                 "clip")],
     "numpy.meshgrid": [C(arr(3), arr(2)), C(arr(3), arr(2), indexing="ij"), C(arr(2), arr(3), arr(4)),
-                       C(arr(3), arr(2), sparse=True), C(arr(4)), C(arr(2), arr(3), arr(2), indexing="ij", sparse=True)],
-    "numpy.broadcast_arrays": [C(arr(3), arr(2, 1)), C(arr(2, 3), flt(), arr(1, 3))],
+                       C(arr(3), arr(2), sparse=True), C(arr(4)), C(arr(2), arr(3), arr(2), indexing="ij", sparse=True),
+                       C(*[arr(1) for _ in range(31)], arr(2))],  # every one of the 32 positions
+    "numpy.broadcast_arrays": [C(arr(3), arr(2, 1)), C(arr(2, 3), flt(), arr(1, 3)), C(*[arr(1) for _ in range(31)], arr(2))],
     "numpy.block": [C([arr(2), arr(3)]), C([[arr(2, 2), arr(2, 1)], [arr(1, 3)]]), C([[arr(2, 2), arr(2, 2)]]),
                     C([[flt(), flt()], [flt(), flt()]])],
     "numpy.row_stack": [C([arr(3), arr(2, 3)])],
@@ -79,4 +80,18 @@ NUMPY_SAMPLES = {
         # (items mixed with directives, slices and integers: tests/test_numpy_rules.py, through adsrc.grad)
         C(np.r_, (arr(3), arr(2))), C(np.c_, (arr(3), arr(3, 2))), C(np.r_, arr(3)), C(np.c_, (arr(2), arr(2))),
         C(np.r_, (flt(), arr(2), flt()))],
+    # ---- conversions --------------------------------------------------------------------------------
+    "numpy.asfortranarray": [C(arr(2, 3)), C([flt(), flt()])],
+    "numpy.asarray_chkfinite": [C(arr(3)), C(arr(2, 2), np.float64)],
+    "numpy.require": [C(arr(2, 3)), C(arr(3), None, ["F"])],
+    "numpy.real_if_close": [C(arr(4))],
+    "numpy.frexp": [C(nonzero(5)), C(arr(2, 3)), C(flt())],
+    "numpy.modf": [C(arr(5, lo=-3.0, hi=3.0)), C(flt(0.1, 0.9))],
+    "numpy.divmod": [C(arr(4, lo=-5.0, hi=5.0), pos(4)), C(arr(2, 3, lo=-5.0, hi=5.0), flt(0.7, 1.3)),
+                     C(arr(3, lo=-5.0, hi=5.0), arr(2, 1, lo=0.6, hi=1.5))],
+    "numpy.nextafter": [C(arr(4), arr(4)), C(arr(2, 3), flt())],
+    "numpy.geomspace": [C(pflt(), flt(3.0, 5.0), 5), C(flt(-2.0, -0.5), flt(-5.0, -3.0), 4, False),
+                        C(pos(2), pos(2), 3, axis=1), C(pos(2), pflt(), 4)],
+    "numpy.logspace": [C(flt(), flt(), 5), C(flt(), flt(), 4, False, 2), C(arr(2), arr(2), 3, axis=1),
+                       C(flt(), flt(), 4, base=3)],  # (an int base: the singular points move float arguments)
 }

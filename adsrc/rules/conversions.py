@@ -1,0 +1,132 @@
+"""Conversions, numbers split in parts, and spaced ranges: asfortranarray, asarray_chkfinite, require,
+real_if_close, frexp, modf, divmod, nextafter, geomspace, logspace; and the functions of
+this kind whose results carry no gradient (lexsort, matrix_rank, einsum_path, index helpers).
+
+frexp, modf and divmod return a tuple whose integer-valued part (the exponent, the integral part, the
+quotient) is piecewise constant: only the other part carries a gradient. At the points where that part
+jumps (a power of two for frexp, an integer for modf, a multiple of y for divmod), the rule gives the
+one-sided derivative from the side where the value is continuous.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import defjvp, deflinear, defvjp, lookup, register_nondifferentiable
+from ._util import cast_like, is_zero, note, unbroadcast, zero, zeros_for
+from .shape import _array_dobject
+
+
+# ---- conversions that return their input's values ---------------------------------------------------------
+def _same_values(g, ans, a, *args, **kwargs):
+    return _array_dobject(g, None, a)
+
+
+for _f in (np.asfortranarray, np.asarray_chkfinite, np.require, np.real_if_close):
+    deflinear(_f, _same_values)
+
+
+# ---- numbers split in parts -------------------------------------------------------------------------------
+def _first(g):
+    return g[0] if isinstance(g, (tuple, list)) else g
+
+
+def _frexp_dx(g, ans, x):
+    g_mantissa = _first(g)
+    return zero if is_zero(g_mantissa) else cast_like(g_mantissa * np.ldexp(1.0, -ans[1]), x)
+
+
+def _modf_dx(g, ans, x):
+    g_fraction = _first(g)
+    return zero if is_zero(g_fraction) else cast_like(g_fraction, x)
+
+
+def _divmod_vjp(k):
+    """The remainder x - floor(x / y) y; the quotient is piecewise constant."""
+    def vjp(g, ans, x, y):
+        g_remainder = g[1]
+        if is_zero(g_remainder):
+            return zero
+        return unbroadcast(g_remainder if k == 0 else -g_remainder * ans[0], (x, y)[k])
+    return vjp
+
+
+defvjp(np.frexp, _frexp_dx)
+defjvp(np.frexp, lambda t, ans, x: (t * np.ldexp(1.0, -ans[1]), zero), piecewise_linear=True)
+defvjp(np.modf, _modf_dx)
+defjvp(np.modf, lambda t, ans, x: (t, np.zeros(np.shape(ans[1]))), piecewise_linear=True)
+defvjp(np.divmod, _divmod_vjp(0), _divmod_vjp(1))
+defjvp(np.divmod, lambda t, ans, x, y: (np.zeros(np.shape(ans[0])), np.broadcast_to(t, np.shape(ans[1]))),
+       lambda t, ans, x, y: (np.zeros(np.shape(ans[0])), -t * ans[0]))
+# nextafter(x, y) moves x by one unit in the last place: the identity in x, nothing in y.
+defvjp(np.nextafter, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: zeros_for(y, g)[()])
+defjvp(np.nextafter, lambda t, ans, x, y: t, lambda t, ans, x, y: np.zeros(np.shape(ans))[()], piecewise_linear=True)
+
+
+# ---- spaced ranges ----------------------------------------------------------------------------------------
+def _fractions(num, endpoint, ndim, axis):
+    """Where each of the ``num`` points sits between start (0) and stop (1), along ``axis`` of the result."""
+    steps = np.arange(num, dtype=float) / (max(num - 1, 1) if endpoint else max(num, 1))
+    shape = [1] * ndim
+    shape[axis] = num
+    return np.reshape(steps, shape)
+
+
+def _along(value, ans, axis):
+    """A start or stop value broadcast against the result, with the points' axis inserted."""
+    return np.expand_dims(value, axis % np.ndim(ans)) if np.ndim(value) else value
+
+
+def _geomspace_vjp(k):
+    """out = start^(1-f) stop^f: d/dstart = (1 - f) out / start, d/dstop = f out / stop."""
+    def vjp(g, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+        f = _fractions(num, endpoint, np.ndim(ans), axis % np.ndim(ans))
+        share = (1.0 - f) if k == 0 else f
+        total = g * share * ans / _along((start, stop)[k], ans, axis)
+        return cast_like(unbroadcast(np.sum(total, axis=axis % np.ndim(ans)), (start, stop)[k]), (start, stop)[k])
+    return vjp
+
+
+def _geomspace_jvp(k):
+    def jvp(t, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+        f = _fractions(num, endpoint, np.ndim(ans), axis % np.ndim(ans))
+        share = (1.0 - f) if k == 0 else f
+        return share * ans * _along(np.asarray(t) / (start, stop)[k], ans, axis)
+    return jvp
+
+
+defvjp(np.geomspace, _geomspace_vjp(0), _geomspace_vjp(1))
+defjvp(np.geomspace, _geomspace_jvp(0), _geomspace_jvp(1))
+
+
+def _logspace_factor(k, ans, start, stop, num, endpoint, base, axis):
+    """d out / d(start, stop) as a factor of the result: out ln(base) (1 - f), out ln(base) f."""
+    f = _fractions(num, endpoint, np.ndim(ans), axis % np.ndim(ans))
+    return ans * np.log(_along(base, ans, axis)) * ((1.0 - f) if k == 0 else f)
+
+
+def _logspace_vjp(k):
+    def vjp(g, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+        total = g * _logspace_factor(k, ans, start, stop, num, endpoint, base, axis)
+        return cast_like(unbroadcast(np.sum(total, axis=axis % np.ndim(ans)), (start, stop)[k]), (start, stop)[k])
+    return vjp
+
+
+def _logspace_jvp(k):
+    def jvp(t, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+        return _logspace_factor(k, ans, start, stop, num, endpoint, base, axis) * _along(t, ans, axis)
+    return jvp
+
+
+defvjp(np.logspace, _logspace_vjp(0), _logspace_vjp(1))
+defjvp(np.logspace, _logspace_jvp(0), _logspace_jvp(1))
+
+# Results that carry no gradient: orders, ranks, contraction plans, masks and indices.
+register_nondifferentiable(np.lexsort, np.linalg.matrix_rank, np.einsum_path, np.isposinf, np.isneginf,
+                           np.diag_indices_from, np.tril_indices_from, np.triu_indices_from, np.mask_indices, np.ix_)
+
+note("the mantissa (the exponent is piecewise constant)", lookup(np.frexp))
+note("the fractional part (the integral part is piecewise constant)", lookup(np.modf))
+note("the remainder (the quotient is piecewise constant)", lookup(np.divmod))
+note("start and stop; the base has no gradient", lookup(np.logspace))
+note("start and stop (of one sign, as NumPy requires)", lookup(np.geomspace))
+del _f
