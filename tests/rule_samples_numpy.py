@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rule_samples import C, Spec, arr, flt, nonzero, pflt, pos, with_nan  # noqa: F401
+from rule_samples import C, Spec, arr, flt, nonzero, pflt, pos, wellcond, with_nan  # noqa: F401
 
 NUMPY_SAMPLES = {
     # ---- factorizations ---------------------------------------------------------------------------
@@ -94,4 +94,14 @@ NUMPY_SAMPLES = {
                         C(pos(2), pos(2), 3, axis=1), C(pos(2), pflt(), 4)],
     "numpy.logspace": [C(flt(), flt(), 5), C(flt(), flt(), 4, False, 2), C(arr(2), arr(2), 3, axis=1),
                        C(flt(), flt(), 4, base=3)],  # (an int base: the singular points move float arguments)
+    "numpy.linalg.cond": [C(wellcond(3)), C(wellcond(3, 2)), C(wellcond(3), -2), C(wellcond(3), "fro"),
+                          C(wellcond(3), 1), C(wellcond(2, 2), -np.inf), C(wellcond(3), np.inf), C(wellcond(3), "nuc")],
+    "numpy.linalg.tensorsolve": [C(Spec(lambda rng: np.reshape(wellcond(6)(rng), (2, 3, 6))), arr(2, 3)),
+                                 C(Spec(lambda rng: np.reshape(wellcond(4)(rng), (4, 2, 2))), arr(4)),
+                                 C(Spec(lambda rng: np.moveaxis(np.reshape(wellcond(6)(rng), (6, 2, 3)), 0, 1)), arr(6),
+                                   (0,))],
+    "numpy.linalg.tensorinv": [C(Spec(lambda rng: np.reshape(wellcond(6)(rng), (2, 3, 6))), 2),
+                               C(Spec(lambda rng: np.reshape(wellcond(4)(rng), (4, 2, 2))), ind=1)],
+    "numpy.matvec": [C(arr(2, 3), arr(3)), C(arr(2, 2, 3), arr(3)), C(arr(2, 3), arr(4, 3))],
+    "numpy.vecmat": [C(arr(2), arr(2, 3)), C(arr(4, 2), arr(2, 3)), C(arr(2), arr(3, 2, 2))],
 }
