@@ -104,4 +104,8 @@ NUMPY_SAMPLES = {
                                C(Spec(lambda rng: np.reshape(wellcond(4)(rng), (4, 2, 2))), ind=1)],
     "numpy.matvec": [C(arr(2, 3), arr(3)), C(arr(2, 2, 3), arr(3)), C(arr(2, 3), arr(4, 3))],
     "numpy.vecmat": [C(arr(2), arr(2, 3)), C(arr(4, 2), arr(2, 3)), C(arr(2), arr(3, 2, 2))],
+    "numpy.poly": [C(arr(3)), C(arr(1)), C(arr(4))],
+    "numpy.polyfit": [C(Spec(lambda rng: np.linspace(-1.0, 1.0, 6) + rng.uniform(-0.1, 0.1, 6)), arr(6), 2),
+                      C(Spec(lambda rng: np.linspace(0.0, 2.0, 5) + rng.uniform(-0.1, 0.1, 5)), arr(5, 2), 1),
+                      C(Spec(lambda rng: np.linspace(-1.0, 1.0, 4) + rng.uniform(-0.1, 0.1, 4)), arr(4), 3)],
 }

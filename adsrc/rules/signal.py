@@ -1,5 +1,5 @@
 """Signals, integration and polynomials: convolve, correlate, interp, trapezoid, gradient, unwrap,
-ediff1d, polyval, polyadd, polysub, polymul, polyder, polyint, vander.
+ediff1d, polyval, polyadd, polysub, polymul, polyder, polyint, vander, poly, polyfit.
 
 convolve and correlate are bilinear: the cotangent of either operand is the
 correlation of the output's cotangent, set into the full-length output at
@@ -16,7 +16,7 @@ import numpy as np
 from .registry import defjvp, deflinear, defvjp, lookup
 from ..errors import InvalidArgument
 from ._tangent import dense
-from ._util import note, unbroadcast, variadic, zero
+from ._util import cast_like, note, unbroadcast, variadic, zero
 
 
 # ---- convolve and correlate ------------------------------------------------------------------------
@@ -365,6 +365,64 @@ defvjp(np.vander, lambda g, ans, x, N=None, increasing=False: np.sum(
 defjvp(np.vander, lambda t, ans, x, N=None, increasing=False: np.expand_dims(t, -1) * _vander_slopes(x, N, increasing))
 
 
+def _poly_droots(g, ans, seq_of_zeros):
+    """c = prod_k (x - r_k): d c / d r_k = -[0, coefficients of the product without r_k]."""
+    roots = np.asarray(seq_of_zeros)
+    if roots.ndim != 1:
+        raise InvalidArgument("the gradient of np.poly is supported for a 1-D sequence of roots (not a matrix)")
+    g = np.asarray(g)
+    return np.array([-np.dot(g[1:], np.atleast_1d(np.poly(np.delete(roots, k)))) for k in range(roots.size)],
+                    dtype=np.result_type(roots, g))
+
+
+def _poly_jvp(t, ans, seq_of_zeros):
+    roots = np.asarray(seq_of_zeros)
+    if roots.ndim != 1:
+        raise InvalidArgument("the tangent of np.poly is supported for a 1-D sequence of roots (not a matrix)")
+    total = np.zeros(np.shape(ans), dtype=np.result_type(roots, t))
+    for k in range(roots.size):
+        total = total - t[k] * np.concatenate([[0.0], np.atleast_1d(np.poly(np.delete(roots, k)))])
+    return total
+
+
+defvjp(np.poly, _poly_droots)
+defjvp(np.poly, _poly_jvp)
+
+
+def _polyfit_system(x, y, deg, rcond, full, w, cov):
+    if full or w is not None or cov is not False:
+        raise InvalidArgument("the gradient of np.polyfit is supported without full=, w= and cov=")
+    matrix = np.vander(np.asarray(x, dtype=np.result_type(x, 1.0)), deg + 1)
+    return matrix, (np.size(x) * np.finfo(matrix.dtype).eps if rcond is None else rcond)
+
+
+def _polyfit_vjp(k):
+    """The least-squares solution of vander(x) p = y: through lstsq's vjps, then vander's for x."""
+    def vjp(g, ans, x, y, deg, rcond=None, full=False, w=None, cov=False):
+        matrix, cutoff = _polyfit_system(x, y, deg, rcond, full, w, cov)
+        solution = (ans, np.zeros(0), 0, zero)
+        if k == 1:  # (np.polyfit computes in float64 at least; a contribution keeps its argument's dtype)
+            return cast_like(lookup(np.linalg.lstsq).vjps[1]((g, zero, zero, zero), solution, matrix, y, cutoff), y)
+        g_matrix = lookup(np.linalg.lstsq).vjps[0]((g, zero, zero, zero), solution, matrix, y, cutoff)
+        return cast_like(lookup(np.vander).vjps[0](g_matrix, matrix, x, deg + 1), x)
+    return vjp
+
+
+def _polyfit_jvp(k):
+    def jvp(t, ans, x, y, deg, rcond=None, full=False, w=None, cov=False):
+        matrix, cutoff = _polyfit_system(x, y, deg, rcond, full, w, cov)
+        solution = (ans, np.zeros(0), 0, np.linalg.svd(matrix, compute_uv=False))
+        if k == 1:
+            return lookup(np.linalg.lstsq).jvps[1](t, solution, matrix, y, cutoff)[0]
+        d_matrix = lookup(np.vander).jvps[0](t, matrix, x, deg + 1)
+        return lookup(np.linalg.lstsq).jvps[0](d_matrix, solution, matrix, y, cutoff)[0]
+    return jvp
+
+
+defvjp(np.polyfit, _polyfit_vjp(0), _polyfit_vjp(1))
+defjvp(np.polyfit, _polyfit_jvp(0), _polyfit_jvp(1))
+
+
 note("every mode; the cotangent goes through the full-length output", lookup(np.convolve), lookup(np.correlate))
 note("x (piecewise linear: at a knot, the slope to its right; 0 outside xp's range), fp, left and right; xp has no "
      "gradient; period= refused", lookup(np.interp))
@@ -372,3 +430,6 @@ note("y, x (an array of sample points) and dx", lookup(np.trapezoid))
 note("the data (every spacing and edge order); the spacings have no gradient", lookup(np.gradient))
 note("the identity (the added multiples of the period are piecewise constant)", lookup(np.unwrap))
 note("p and x", lookup(np.polyval))
+note("a 1-D sequence of roots", lookup(np.poly))
+note("x and y, through lstsq and vander (the fixed-rank least-squares derivative); full=, w= and cov= refused",
+     lookup(np.polyfit))
