@@ -108,4 +108,10 @@ NUMPY_SAMPLES = {
     "numpy.polyfit": [C(Spec(lambda rng: np.linspace(-1.0, 1.0, 6) + rng.uniform(-0.1, 0.1, 6)), arr(6), 2),
                       C(Spec(lambda rng: np.linspace(0.0, 2.0, 5) + rng.uniform(-0.1, 0.1, 5)), arr(5, 2), 1),
                       C(Spec(lambda rng: np.linspace(-1.0, 1.0, 4) + rng.uniform(-0.1, 0.1, 4)), arr(4), 3)],
+    "numpy.unique_values": [C(arr(6)), C(arr(2, 2))],
+    "numpy.unique_counts": [C(arr(5)), C(arr(2, 3))],
+    "numpy.unique_inverse": [C(arr(5))],
+    "numpy.unique_all": [C(arr(4))],
+    "numpy.i0": [C(arr(5)), C(arr(2, 3, lo=-30.0, hi=30.0)), C(flt()), C(Spec(lambda rng: np.array([0.0, 700.0])))],
+    "numpy.kaiser": [C(5, flt(0.5, 8.0)), C(1, flt(0.5, 8.0)), C(8, flt(20.0, 40.0))],
 }

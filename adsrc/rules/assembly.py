@@ -1,5 +1,5 @@
 """Building and selecting arrays: select, choose, meshgrid, broadcast_arrays, block, row_stack, compress,
-extract, resize, insert, delete, and the index tricks np.r_ and np.c_.
+extract, resize, insert, delete, unique_values (counts, inverse, all), and the index tricks np.r_ and np.c_.
 
 Each of them moves, copies or drops elements, so each is linear in its
 differentiable arguments and registered with ``deflinear``, or has a jvp
@@ -200,6 +200,40 @@ defjvp(np.insert, lambda t, ans, arr, obj, values, axis=None: np.insert(t, obj, 
        piecewise_linear=True)
 
 
+# ---- NumPy 2's unique_values, unique_counts, unique_inverse, unique_all ---------------------------------------
+def _first_occurrences(x, values):
+    """For each unique value, the flat position of its first occurrence in ``x`` (whatever the values' order)."""
+    flat = np.ravel(x)
+    order = np.argsort(flat, kind="stable")
+    return order[np.searchsorted(flat[order], values, side="left")]
+
+
+def _unique_vjp(several):
+    """The cotangent of each unique value goes to its first occurrence (as np.unique's rule does)."""
+    def vjp(g, ans, x):
+        g_values = g[0] if several else g
+        if g_values is zero:
+            return zero
+        values = ans[0] if several else ans
+        return _scatter(g_values, _first_occurrences(x, values), np.size(x), x)
+    return vjp
+
+
+def _unique_jvp(several):
+    def jvp(t, ans, x):
+        values = ans[0] if several else ans
+        tangent = np.ravel(np.broadcast_to(t, np.shape(x)))[_first_occurrences(x, values)]
+        return (tangent,) + (zero,) * (len(ans) - 1) if several else tangent
+    return jvp
+
+
+for _name, _several in (("unique_values", False), ("unique_counts", True), ("unique_inverse", True),
+                        ("unique_all", True)):
+    if hasattr(np, _name):
+        defvjp(getattr(np, _name), _unique_vjp(_several))
+        defjvp(getattr(np, _name), _unique_jvp(_several), piecewise_linear=True)
+
+
 # ---- np.r_ and np.c_ ------------------------------------------------------------------------------------
 INDEX_TRICKS = (type(np.r_), type(np.c_))
 
@@ -268,3 +302,6 @@ note("nested lists of arrays; returns the gradients in the same nesting", lookup
 note("arr and values; obj has no gradient", lookup(np.insert))
 note("np.r_[...] and np.c_[...] (the frontend sends them here): array and float items, with string directives and "
      "slices (ranges) among them", lookup(index_concatenate))
+note("the values: each one's cotangent goes to its first occurrence (where a value repeats, as np.unique)",
+     *(lookup(getattr(np, n)) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")
+       if hasattr(np, n)))

@@ -1,5 +1,5 @@
-"""Conversions, numbers split in parts, and spaced ranges: asfortranarray, asarray_chkfinite, require,
-real_if_close, frexp, modf, divmod, nextafter, geomspace, logspace; and the functions of
+"""Conversions, numbers split in parts, spaced ranges and the Kaiser window: asfortranarray,
+asarray_chkfinite, require, real_if_close, frexp, modf, divmod, nextafter, geomspace, logspace, i0, kaiser; and the functions of
 this kind whose results carry no gradient (lexsort, matrix_rank, einsum_path, index helpers).
 
 frexp, modf and divmod return a tuple whose integer-valued part (the exponent, the integral part, the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defjvp, deflinear, defvjp, lookup, register_nondifferentiable
+from .registry import defderivative, defjvp, deflinear, defvjp, lookup, register_nondifferentiable
 from ._util import cast_like, is_zero, note, unbroadcast, zero, zeros_for
 from .shape import _array_dobject
 
@@ -120,9 +120,50 @@ def _logspace_jvp(k):
 defvjp(np.logspace, _logspace_vjp(0), _logspace_vjp(1))
 defjvp(np.logspace, _logspace_jvp(0), _logspace_jvp(1))
 
+# ---- the Kaiser window and its Bessel function -------------------------------------------------------------
+def bessel_i1(x):
+    """The modified Bessel function I1, i0's derivative: sum over k of (x/2)^(2k+1) / (k! (k+1)!).
+
+    Every term has the sign of x, so the sum is accurate; it runs until the terms stop mattering
+    (about |x| + 30 terms, vectorized).
+    """
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    half = x / 2.0
+    term = half
+    total = term
+    k = 0
+    while np.any(np.abs(term) > np.finfo(total.dtype).eps * np.abs(total)):
+        term = term * half * half / ((k + 1) * (k + 2))
+        total = total + term
+        k += 1
+    return total[()]
+
+
+defderivative(np.i0, lambda ans, x: bessel_i1(x))
+
+
+def _kaiser_parts(M, beta):
+    n = np.arange(M, dtype=float)
+    ratio = np.sqrt(1.0 - (2.0 * n / max(M - 1, 1) - 1.0) ** 2)
+    return ratio, np.i0(beta * ratio), np.i0(beta)
+
+
+def _kaiser_slope(M, beta):
+    """d w_n / d beta for w_n = I0(beta r_n) / I0(beta)."""
+    if M <= 1:  # np.kaiser(1, beta) is [1.0] whatever beta (and shorter windows are empty)
+        return np.zeros(max(M, 0))
+    ratio, top, bottom = _kaiser_parts(M, beta)
+    return (ratio * bessel_i1(beta * ratio) * bottom - top * bessel_i1(beta)) / bottom ** 2
+
+
+defvjp(np.kaiser, None, lambda g, ans, M, beta: cast_like(np.sum(g * _kaiser_slope(M, beta)), beta))
+defjvp(np.kaiser, None, lambda t, ans, M, beta: t * _kaiser_slope(M, beta))
+
+
 # Results that carry no gradient: orders, ranks, contraction plans, masks and indices.
 register_nondifferentiable(np.lexsort, np.linalg.matrix_rank, np.einsum_path, np.isposinf, np.isneginf,
-                           np.diag_indices_from, np.tril_indices_from, np.triu_indices_from, np.mask_indices, np.ix_)
+                           np.diag_indices_from, np.tril_indices_from, np.triu_indices_from, np.mask_indices, np.ix_,
+                           np.bartlett, np.blackman, np.hamming, np.hanning)
 
 note("the mantissa (the exponent is piecewise constant)", lookup(np.frexp))
 note("the fractional part (the integral part is piecewise constant)", lookup(np.modf))
@@ -130,3 +171,5 @@ note("the remainder (the quotient is piecewise constant)", lookup(np.divmod))
 note("start and stop; the base has no gradient", lookup(np.logspace))
 note("start and stop (of one sign, as NumPy requires)", lookup(np.geomspace))
 del _f
+note("the derivative I1 by its series (adsrc.rules.conversions.bessel_i1)", lookup(np.i0))
+note("beta; the window length has no gradient", lookup(np.kaiser))
