@@ -114,4 +114,10 @@ NUMPY_SAMPLES = {
     "numpy.unique_all": [C(arr(4))],
     "numpy.i0": [C(arr(5)), C(arr(2, 3, lo=-30.0, hi=30.0)), C(flt()), C(Spec(lambda rng: np.array([0.0, 700.0])))],
     "numpy.kaiser": [C(5, flt(0.5, 8.0)), C(1, flt(0.5, 8.0)), C(8, flt(20.0, 40.0))],
+    "math.frexp": [C(flt()), C(flt(0.6, 0.9))],
+    "math.modf": [C(flt(-3.0, 3.0)), C(flt(0.1, 0.9))],
+    "builtins.divmod": [C(flt(-5.0, 5.0), flt(0.6, 1.5)), C(flt(-5.0, 5.0), flt(-1.5, -0.6))],
+    "math.nextafter": [C(flt(), flt())],
+    "numpy.sliding_window_view": [C(arr(6), 3), C(arr(4, 5), (2, 3)), C(arr(4, 5), 2, 0),
+                                  C(arr(3, 4), (2, 2), (1, 0))],
 }

@@ -9,6 +9,8 @@ raises rather than return a number.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -263,3 +265,22 @@ def test_results_of_one_element_at_second_order():
     x = RNG.normal(size=3)
     np.testing.assert_allclose(adsrc.hessian(keepdims_sum)(x), 2 * np.eye(3))
     np.testing.assert_allclose(numerical_grad(lambda v: float(keepdims_sum(v)[0]), (x,), 0), 2 * x, rtol=1e-6)
+
+
+# ---- windows and Python numbers in user code -------------------------------------------------------------
+def moving_average(x):
+    windows = np.lib.stride_tricks.sliding_window_view(x, 3)
+    return np.sum(np.mean(windows, axis=-1) ** 2)
+
+
+def python_numbers(a, b):
+    quotient, remainder = divmod(a, b)
+    mantissa, exponent = math.frexp(a * b)
+    fraction, _ = math.modf(a)
+    return remainder * mantissa + fraction ** 2
+
+
+def test_sliding_windows_and_python_numbers():
+    check(moving_average, RNG.normal(size=7))
+    check_forward(moving_average, RNG.normal(size=7))
+    check(python_numbers, 2.3, 0.7, wrt=(0, 1))

@@ -200,6 +200,18 @@ defjvp(np.insert, lambda t, ans, arr, obj, values, axis=None: np.insert(t, obj, 
        piecewise_linear=True)
 
 
+# ---- sliding windows: every window is a view of the input, so a cotangent element adds where it was read ------
+_sliding_window_view = np.lib.stride_tricks.sliding_window_view
+
+
+def _sliding_window_dx(g, ans, x, window_shape, axis=None, *, subok=False, writeable=False):
+    positions = _sliding_window_view(_markers(x), window_shape, axis).astype(np.intp)
+    return _scatter(g, positions, np.size(x), x)
+
+
+deflinear(_sliding_window_view, _sliding_window_dx)
+
+
 # ---- NumPy 2's unique_values, unique_counts, unique_inverse, unique_all ---------------------------------------
 def _first_occurrences(x, values):
     """For each unique value, the flat position of its first occurrence in ``x`` (whatever the values' order)."""
@@ -305,3 +317,5 @@ note("np.r_[...] and np.c_[...] (the frontend sends them here): array and float 
 note("the values: each one's cotangent goes to its first occurrence (where a value repeats, as np.unique)",
      *(lookup(getattr(np, n)) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")
        if hasattr(np, n)))
+note("np.lib.stride_tricks.sliding_window_view: overlapping windows add their cotangents",
+     lookup(_sliding_window_view))

@@ -9,6 +9,8 @@ one-sided derivative from the side where the value is continuous.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defvjp, lookup, register_nondifferentiable
@@ -60,6 +62,23 @@ defjvp(np.divmod, lambda t, ans, x, y: (np.zeros(np.shape(ans[0])), np.broadcast
 # nextafter(x, y) moves x by one unit in the last place: the identity in x, nothing in y.
 defvjp(np.nextafter, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: zeros_for(y, g)[()])
 defjvp(np.nextafter, lambda t, ans, x, y: t, lambda t, ans, x, y: np.zeros(np.shape(ans))[()], piecewise_linear=True)
+
+
+# The same for Python numbers: math.frexp, math.modf, divmod, math.nextafter.
+def _py_divmod_vjp(k):
+    def vjp(g, ans, x, y):
+        return zero if is_zero(g[1]) else float(g[1] if k == 0 else -g[1] * ans[0])
+    return vjp
+
+
+defvjp(math.frexp, lambda g, ans, x: zero if is_zero(_first(g)) else math.ldexp(_first(g), -ans[1]))
+defjvp(math.frexp, lambda t, ans, x: (math.ldexp(t, -ans[1]), zero), piecewise_linear=True)
+defvjp(math.modf, lambda g, ans, x: zero if is_zero(_first(g)) else float(_first(g)))
+defjvp(math.modf, lambda t, ans, x: (t, 0.0), piecewise_linear=True)
+defvjp(divmod, _py_divmod_vjp(0), _py_divmod_vjp(1))
+defjvp(divmod, lambda t, ans, x, y: (0.0, t), lambda t, ans, x, y: (0.0, -t * ans[0]))
+defvjp(math.nextafter, lambda g, ans, x, y, *steps: g, lambda g, ans, x, y, *steps: 0.0)
+defjvp(math.nextafter, lambda t, ans, x, y, *steps: t, lambda t, ans, x, y, *steps: 0.0, piecewise_linear=True)
 
 
 # ---- spaced ranges ----------------------------------------------------------------------------------------
@@ -173,3 +192,5 @@ note("start and stop (of one sign, as NumPy requires)", lookup(np.geomspace))
 del _f
 note("the derivative I1 by its series (adsrc.rules.conversions.bessel_i1)", lookup(np.i0))
 note("beta; the window length has no gradient", lookup(np.kaiser))
+note("the mantissa; the remainder; the fractional part (Python numbers)", lookup(math.frexp), lookup(divmod),
+     lookup(math.modf))
