@@ -7,7 +7,8 @@ the offset the mode keeps, with the other operand. gradient is linear in its
 data: its transpose is read off three probes of np.gradient itself (every
 row of its stencil has at most three neighbouring entries), so every
 spacing and edge order is exact. interp is piecewise linear in x (at a knot,
-the slope of the segment to its right) and linear in fp, left and right.
+the slope of the segment to its right), linear in fp, left and right, and smooth in the knots xp
+between them.
 """
 from __future__ import annotations
 
@@ -104,6 +105,29 @@ def _interp_dfp(g, ans, x, xp, fp, left=None, right=None, period=None):
     return total.astype(np.result_type(fp, g), copy=False)
 
 
+def _interp_dxp(g, ans, x, xp, fp, left=None, right=None, period=None):
+    """Moving a knot moves the segments beside it: -slope (1 - w) on the lower knot, -slope w on the upper."""
+    index, weight, below, above, width = _segments(x, xp, left, right, period)
+    n = np.size(xp)
+    if n == 1:
+        return np.zeros(np.shape(xp), dtype=np.result_type(xp, g))
+    fp = np.asarray(fp)
+    inside = ~(below | above)
+    slope = np.where(inside, (fp[index + 1] - fp[index]) / width, 0.0) * np.broadcast_to(g, np.shape(index))
+    total = np.bincount(np.ravel(index), np.ravel(-slope * (1.0 - weight)), n) + np.bincount(
+        np.ravel(index + 1), np.ravel(-slope * weight), n)
+    return total.astype(np.result_type(xp, g), copy=False)
+
+
+def _interp_jvp_xp(t, ans, x, xp, fp, left=None, right=None, period=None):
+    index, weight, below, above, width = _segments(x, xp, left, right, period)
+    if np.size(xp) == 1:
+        return np.zeros(np.shape(ans))[()]
+    fp, t = np.asarray(fp), np.asarray(t)
+    slope = np.where(~(below | above), (fp[index + 1] - fp[index]) / width, 0.0)
+    return (-slope * ((1.0 - weight) * t[index] + weight * t[index + 1])).reshape(np.shape(ans))[()]
+
+
 def _interp_dside(side):
     def vjp(g, ans, x, xp, fp, left=None, right=None, period=None):
         _, _, below, above, _ = _segments(x, xp, left, right, period)
@@ -125,8 +149,8 @@ def _interp_jvp_side(side):
     return jvp
 
 
-defvjp(np.interp, _interp_dx, None, _interp_dfp, _interp_dside(0), _interp_dside(1))
-defjvp(np.interp, lambda t, ans, x, *args, **kwargs: _interp_dx(t, ans, x, *args, **kwargs), None,
+defvjp(np.interp, _interp_dx, _interp_dxp, _interp_dfp, _interp_dside(0), _interp_dside(1))
+defjvp(np.interp, lambda t, ans, x, *args, **kwargs: _interp_dx(t, ans, x, *args, **kwargs), _interp_jvp_xp,
        _interp_jvp_fp, _interp_jvp_side(0), _interp_jvp_side(1))
 
 
@@ -424,8 +448,8 @@ defjvp(np.polyfit, _polyfit_jvp(0), _polyfit_jvp(1))
 
 
 note("every mode; the cotangent goes through the full-length output", lookup(np.convolve), lookup(np.correlate))
-note("x (piecewise linear: at a knot, the slope to its right; 0 outside xp's range), fp, left and right; xp has no "
-     "gradient; period= refused", lookup(np.interp))
+note("x (piecewise linear: at a knot, the slope to its right; 0 outside xp's range), xp, fp, left and right; "
+     "period= refused", lookup(np.interp))
 note("y, x (an array of sample points) and dx", lookup(np.trapezoid))
 note("the data (every spacing and edge order); the spacings have no gradient", lookup(np.gradient))
 note("the identity (the added multiples of the period are piecewise constant)", lookup(np.unwrap))

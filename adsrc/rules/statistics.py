@@ -144,8 +144,9 @@ for _func, _scale, _nan, _q in [(np.quantile, 1, False, None), (np.percentile, 1
                                 (np.nanpercentile, 100, True, None), (np.nanmedian, 1, True, 0.5)]:
     _vjp, _jvp = _quantile_family(_scale, _nan, _q)
     _vjp.__name__ = _jvp.__name__ = _func.__name__
-    defvjp(_func, _vjp, *([None] if _q is None else []))
-    defjvp(_func, _jvp, *([None] if _q is None else []), piecewise_linear=True)
+    # (q gets no vjp at all, rather than None: a differentiable q is then refused when compiled)
+    defvjp(_func, _vjp)
+    defjvp(_func, _jvp, piecewise_linear=True)
 
 
 # ---- partition -----------------------------------------------------------------------------------
