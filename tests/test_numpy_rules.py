@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import adsrc
-from adsrc.errors import InvalidArgument, NonScalarOutput
+from adsrc.errors import InvalidArgument, NoGradientRule, NonScalarOutput
 from gradcheck import check, numerical_grad
 
 RNG = np.random.default_rng(13)
@@ -284,3 +284,14 @@ def test_sliding_windows_and_python_numbers():
     check(moving_average, RNG.normal(size=7))
     check_forward(moving_average, RNG.normal(size=7))
     check(python_numbers, 2.3, 0.7, wrt=(0, 1))
+
+
+def quantile_in_q(x, q):
+    return np.quantile(x, q)
+
+
+def test_a_differentiable_argument_without_a_gradient_is_refused():
+    # q moves the result, but the rule gives it no gradient: refused before running, not a silent zero
+    with pytest.raises(NoGradientRule, match="quantile"):
+        adsrc.grad(quantile_in_q, wrt=1)(RNG.normal(size=5), 0.3)
+    np.testing.assert_allclose(adsrc.grad(quantile_in_q)(np.arange(5.0), 0.3), [0.0, 0.8, 0.2, 0.0, 0.0])
