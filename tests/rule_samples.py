@@ -509,5 +509,5 @@ TIES = [
 ]
 
 # The samples of issue 13's families (factorizations, statistics, signal, assembly) live in their own module.
-from rule_samples_numpy import NUMPY_SAMPLES  # noqa: E402
-SAMPLES.update(NUMPY_SAMPLES)
+from rule_samples_numpy import numpy_samples  # noqa: E402
+SAMPLES.update(numpy_samples())
