@@ -17,6 +17,7 @@ from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, comp
 from .calls import CallDerivative, adjoint_of_call, jvp_of_call  # noqa: F401  (generated code imports them from here)
 from .errors import RefusedWhenRun
 from .rules import registry
+from .rules.assembly import index_concatenate  # noqa: F401  (np.r_[...] and np.c_[...] in generated code)
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
 from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)

@@ -35,6 +35,7 @@ import gast
 import numpy as np
 
 from ..rules import registry
+from ..rules.assembly import INDEX_TRICKS, index_concatenate
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
 from ..errors import NoGradientRule, UnsupportedSyntax
@@ -376,6 +377,8 @@ class ANF(CalleeResolver):
         if isinstance(node, gast.UnaryOp) and type(node.op) in UNARY:
             operand = self.expr(node.operand)
             return gast.UnaryOp(op=node.op, operand=operand), self.rule(UNARY[type(node.op)], [operand], node)
+        if isinstance(node, gast.Subscript) and self.is_index_trick(node.value):
+            return self.index_trick(node)
         if isinstance(node, gast.Subscript):
             base = self.expr(node.value)
             forward_index, index_value = self.index(node.slice)
@@ -401,6 +404,19 @@ class ANF(CalleeResolver):
             values = [self.expr(v) for v in node.values]
             return gast.Dict(keys=keys, values=values), Prim("pack", values, keys=keys)
         raise UnsupportedSyntax(f"differentiating through {type(node).__name__}", self.where(node))
+
+    def is_index_trick(self, base: gast.expr) -> bool:
+        """``np.r_`` or ``np.c_`` (a dotted name rooted outside the function): a subscript that concatenates."""
+        return self.global_chain(base) and isinstance(self.resolve_callee(base), INDEX_TRICKS)
+
+    def index_trick(self, node: gast.Subscript) -> tuple[gast.expr, Prim]:
+        """``np.r_[a, b]`` as ``index_concatenate(np.r_, (a, b))``, which does exactly ``np.r_[(a, b)]``
+        but is a call with a rule, so the items get their gradients (in every mode, second order too)."""
+        _, index_value = self.index(node.slice)
+        items = self.expr(index_value)
+        func = name(self.runtime["index_concatenate"])
+        return (gast.Call(func=func, args=[node.value, items], keywords=[]),
+                self.rule(index_concatenate, [node.value, items], node))
 
     def rule(self, func: Any, args: list[gast.expr], node: gast.AST, keywords=()) -> Prim:
         rule = registry.lookup(func)

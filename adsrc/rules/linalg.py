@@ -453,3 +453,11 @@ note("explicit or implicit subscripts, ellipsis, repeated labels, the sublist fo
      "(operands at the even positions); up to 63 operands (NumPy's limit; 32 in the sublist form)", lookup(np.einsum))
 note("3-vectors only", *(lookup(f) for f in (np.cross, getattr(np.linalg, "cross", None)) if lookup(f)))
 note("a list of matrices; returns a list of gradients", lookup(np.linalg.multi_dot))
+
+
+# NumPy 2.2's matrix-vector products, over the last axes (stacks broadcast).
+if hasattr(np, "matvec"):
+    deflinear(np.matvec, lambda g, ans, x1, x2: unbroadcast(np.expand_dims(g, -1) * np.expand_dims(x2, -2), x1),
+              lambda g, ans, x1, x2: unbroadcast(np.sum(x1 * np.expand_dims(g, -1), axis=-2), x2))
+    deflinear(np.vecmat, lambda g, ans, x1, x2: unbroadcast(np.sum(x2 * np.expand_dims(g, -2), axis=-1), x1),
+              lambda g, ans, x1, x2: unbroadcast(np.expand_dims(x1, -1) * np.expand_dims(g, -2), x2))

@@ -102,13 +102,17 @@ class Deferred:
 
 
 def seed(value: Any) -> Any:
-    """The unit cotangent of a scalar result: ``1`` in its floating dtype, else ``1.0``."""
+    """The unit cotangent of a scalar result: ``1`` in its floating dtype, else ``1.0``; for an array of
+    one element (``np.sum(x, keepdims=True)``), an array of ones of its shape."""
     dtype = getattr(value, "dtype", None)
+    if type(value) is np.ndarray and value.ndim:
+        return np.ones(value.shape, dtype=dtype if dtype.kind == "f" else np.float64)
     return dtype.type(1) if dtype is not None and dtype.kind == "f" else 1.0
 
 
 def check_real_scalar(value: Any, name: str, place: str) -> None:
-    """Refuse a result that grad cannot differentiate: anything but a real number (or a 0-d real array).
+    """Refuse a result that grad cannot differentiate: anything but a real number or a real array of one
+    element (a 0-d array, or the shape (1,) or (1, 1) of ``np.sum(x, keepdims=True)``, as autograd accepts).
 
     A str, None or other object, a bool (a comparison, np.allclose) and a
     complex number have no gradient that grad can return; zeros, or the
@@ -118,7 +122,7 @@ def check_real_scalar(value: Any, name: str, place: str) -> None:
     if kind is np.float64 or kind is float or kind is np.float32:
         return
     if isinstance(value, np.ndarray):
-        if value.ndim != 0:
+        if value.size != 1:
             raise NonScalarOutput(name, value.shape, place)
         dtype = value.dtype
         if kind is not np.ndarray:
