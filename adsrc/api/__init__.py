@@ -4,6 +4,7 @@ Layer: the top. ``arguments`` and ``derivative`` are shared by the rest;
 ``forward`` (jvp) comes before ``gradients`` (grad, vjp), which differentiate
 a gradient again through it; ``higher`` (hvp, hessian, jacobian) uses both.
 """
+from .checkpoint import checkpoint, checkpoint_loop
 from .derivative import Derivative
 from .forward import jvp, jvp_source
 from .gradients import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
@@ -11,3 +12,4 @@ from .higher import hessian, hvp, jacobian
 
 __all__ = ["Derivative", "Differentiated", "adjoint_source", "differentiate", "grad", "hessian", "hvp", "jacobian",
            "jvp", "jvp_source", "value_and_grad", "vjp"]
+__all__ += ["checkpoint", "checkpoint_loop"]

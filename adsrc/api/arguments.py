@@ -19,6 +19,7 @@ import numpy as np
 
 from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
+from ..rules.checkpoint import unwrap
 from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
@@ -32,7 +33,7 @@ def where(func: Callable) -> str:
 
 def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     """Parameter positions for ``wrt``, and whether the caller asked for a tuple."""
-    if not inspect.isfunction(func):
+    if not inspect.isfunction(unwrap(func)):  # a checkpointed function differentiates as its function
         name = getattr(func, "__name__", repr(func))
         raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
     names = list(inspect.signature(func, follow_wrapped=False).parameters)
@@ -79,7 +80,7 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
 
 def parameter_names(func: Callable) -> list[str]:
     """The names of a Python function's parameters, in order (none for anything else)."""
-    return _signature(func)[1] if inspect.isfunction(func) else []
+    return _signature(func)[1] if inspect.isfunction(unwrap(func)) else []
 
 
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:

@@ -42,6 +42,7 @@ from ..ir.naming import Namer, free_names
 from ..optimize import Context
 from ..optimize import optimize as run_passes
 from ..rules import registry
+from ..rules.checkpoint import compiled_with, unwrap
 from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
 from .cache import CompileCache
@@ -262,7 +263,8 @@ def _compile_callees(own: tuple, callees: list[tuple[Any, tuple[int, ...]]], mod
     busy.add(own)
     try:
         for callee, wrt in callees:
-            if (callee, wrt, mode) not in busy:
+            callee = compiled_with(callee)  # a checkpointed function's own; None for checkpoint_loop
+            if callee is not None and (callee, wrt, mode) not in busy:
                 compile(callee, wrt, mode)
     finally:
         if fresh:
@@ -301,5 +303,9 @@ cache = CompileCache()
 
 
 def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compiled:  # noqa: A001
-    """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed."""
+    """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed.
+
+    A checkpointed function (``adsrc.checkpoint(f)``) compiles as ``f``: recomputing is its callers' choice.
+    """
+    func = unwrap(func)
     return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))

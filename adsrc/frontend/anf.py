@@ -34,6 +34,7 @@ import gast
 import numpy as np
 
 from ..rules import registry
+from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
 from ..errors import NoGradientRule, UnsupportedSyntax
@@ -412,7 +413,7 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None:
             prim, args, keywords = self.rule_call(obj, args, keywords, node, label)
             return gast.Call(func=func, args=args, keywords=keywords), prim
-        if inspect.isfunction(obj):
+        if inspect.isfunction(obj) or recomputes(obj):  # a checkpointed callee is linked as a user function
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
         raise NoGradientRule(label, self.where(node))

@@ -43,6 +43,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 )
 from ..backend.pipeline import EAGER, compile
 from ..rules import _util, linalg
+from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
 from ..values import add_tangents, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
@@ -64,6 +65,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return fn(tangents, ktangents, *args, **kwargs)
     if isinstance(fn, CalleeDerivative) and not fn.mode.forward:
         return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
+    if isinstance(fn, LoopAdjoint):  # checkpoint_loop's: the plain loop adjoint, every pullback kept
+        return _transformed(stored_loop_adjoint, (zero, *tangents), ktangents, (fn.wrt, *args), kwargs)
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
