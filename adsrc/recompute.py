@@ -31,7 +31,7 @@ import numpy as np
 from .backend.pipeline import EAGER, FORWARD, Mode, compile
 from .errors import InvalidArgument, RefusedWhenRun
 from .rules.checkpoint import check_loop, segment_length, unwrap
-from .values import TangentTuple, accumulate, add_tangents, is_zero, part, unthunk, zero
+from .values import TangentTuple, accumulate, add_tangents, as_tangent, is_zero, part, unthunk, zero
 
 __all__ = ["LoopAdjoint", "LoopJvp", "same_value", "refuse_changed", "stored_loop_adjoint"]
 
@@ -218,7 +218,7 @@ def stored_loop_adjoint(wrt: tuple[int, ...], step: Callable, state: Any, n: int
             for k in range(len(differentiated)):
                 j = differentiated[k]
                 d_constants[j] = add_tangents(d_constants[j], grads[1 + k])
-        out = {STATE: d_state, CONSTANTS: TangentTuple(d_constants)}
+        out = {STATE: d_state, CONSTANTS: as_tangent(tuple(d_constants))}
         return tuple(out[i] for i in wrt)
 
     return state, pullback
