@@ -298,3 +298,31 @@ def test_a_checkpointed_call_keeps_no_tape_of_its_function_between_the_sweeps():
     assert plain > 200 * state  # 10 calls x 20 steps, each keeping its values
     assert checkpointed < 80 * state, checkpointed / state  # 10 arguments and one call's tape
     check(chain, x[:5].copy(), 0.9, wrt=(0, 1))
+
+
+# ---- the example and the benchmark ------------------------------------------------------
+def test_the_example_and_the_quick_benchmark_run():
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    example = subprocess.run([sys.executable, os.path.join(root, "examples", "heat_checkpoint.py")],
+                             capture_output=True, text=True, timeout=120, cwd=root)
+    assert example.returncode == 0, example.stderr
+    assert "the two gradients agree" in example.stdout
+    bench = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "checkpointing.py"), "--quick"],
+                           capture_output=True, text=True, timeout=120, cwd=root)
+    assert bench.returncode == 0, bench.stderr  # nonzero when a checkpointed gradient differs from the plain one
+    assert "| 200 | checkpointed |" in bench.stdout
+
+
+def test_the_examples_gradient_against_finite_differences():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+    import heat_checkpoint
+
+    x = np.linspace(0.0, 1.0, 6)
+    check(heat_checkpoint.energy, np.exp(-(x - 0.3) ** 2), 0.25 + 0.2 * np.sin(2 * np.pi * x), wrt=(0, 1))
