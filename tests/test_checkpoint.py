@@ -326,3 +326,34 @@ def test_the_examples_gradient_against_finite_differences():
 
     x = np.linspace(0.0, 1.0, 6)
     check(heat_checkpoint.energy, np.exp(-(x - 0.3) ** 2), 0.25 + 0.2 * np.sin(2 * np.pi * x), wrt=(0, 1))
+
+
+@adsrc.checkpoint
+def wave(x):
+    return math.sin(x) * x
+
+
+def scalar_steps(x, c):
+    return c * x + math.cos(x)
+
+
+def twice(x):
+    y = wave(x) + wave(x * 0.5)
+    return adsrc.checkpoint_loop(scalar_steps, y, 5, (0.9,), 2)
+
+
+def twice_plain(x):
+    y = wave.__wrapped__(x) + wave.__wrapped__(x * 0.5)
+    for _ in range(5):
+        y = scalar_steps(y, 0.9)
+    return y
+
+
+def test_grad_of_grad_through_both_forms_on_a_python_float():
+    for x in (0.3, 1.7):
+        assert adsrc.grad(twice)(x) == pytest.approx(adsrc.grad(twice_plain)(x), rel=1e-13)
+        assert adsrc.grad(adsrc.grad(twice))(x) == pytest.approx(adsrc.grad(adsrc.grad(twice_plain))(x), rel=1e-12)
+        h = 1e-5
+        fd = (adsrc.grad(twice)(x + h) - adsrc.grad(twice)(x - h)) / (2 * h)
+        assert adsrc.grad(adsrc.grad(twice))(x) == pytest.approx(fd, rel=1e-6)
+    check(twice, 0.4)
