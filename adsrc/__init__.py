@@ -8,7 +8,7 @@ materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
 from . import errors
 from .api import (Derivative, Differentiated, adjoint_source, differentiate, grad, hessian, hvp, jacobian, jvp,
                   jvp_source, value_and_grad, vjp)
-from .api.checkpoint import checkpoint, checkpoint_loop
+from .api.checkpointing import checkpoint, checkpoint_loop
 from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable

@@ -4,7 +4,7 @@ Layer: the top. ``arguments`` and ``derivative`` are shared by the rest;
 ``forward`` (jvp) comes before ``gradients`` (grad, vjp), which differentiate
 a gradient again through it; ``higher`` (hvp, hessian, jacobian) uses both.
 """
-from .checkpoint import checkpoint, checkpoint_loop
+from .checkpointing import checkpoint, checkpoint_loop
 from .derivative import Derivative
 from .forward import jvp, jvp_source
 from .gradients import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp

@@ -10,6 +10,9 @@ they call. In order:
 * a callee adjoint (``adjoint_of``) runs the JVP of its *eager* adjoint: at the
   inner level of a second derivative, gradients are accumulated eagerly, never
   as thunks;
+* ``checkpoint_loop``'s adjoint runs the JVP of the loop's adjoint without
+  checkpoints (``recompute.stored_loop_adjoint``; a checkpointed function's
+  is a callee adjoint like any other): second order saves no memory;
 * a vjp of a rule marked ``piecewise_linear`` (its value depends on the primal
   arguments only through shapes or piecewise-constant masks) is linear in the
   cotangent, so its tangent is the vjp of the cotangent's tangent; any other
