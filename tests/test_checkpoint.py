@@ -357,3 +357,20 @@ def test_grad_of_grad_through_both_forms_on_a_python_float():
         fd = (adsrc.grad(twice)(x + h) - adsrc.grad(twice)(x - h)) / (2 * h)
         assert adsrc.grad(adsrc.grad(twice))(x) == pytest.approx(fd, rel=1e-6)
     check(twice, 0.4)
+
+
+def by_keyword(u0, a):
+    u = adsrc.checkpoint_loop(heat_step, u0, 20, constants=(a,), every=3)
+    return np.sum(u ** 2)
+
+
+def local_step(u0, a):
+    s = lambda u, a: u * a  # noqa: E731
+    return np.sum(adsrc.checkpoint_loop(s, u0, 20, (a,)))
+
+
+def test_keywords_the_constants_alone_and_a_local_step():
+    check(by_keyword, U0, A, wrt=1)
+    np.testing.assert_allclose(adsrc.grad(heat, wrt=1)(U0, A), adsrc.grad(heat_plain, wrt=1)(U0, A), rtol=1e-12)
+    with pytest.raises(adsrc.errors.UnsupportedSyntax, match="local function s as a value"):
+        adsrc.grad(local_step)(U0, A)
