@@ -374,3 +374,22 @@ def test_keywords_the_constants_alone_and_a_local_step():
     np.testing.assert_allclose(adsrc.grad(heat, wrt=1)(U0, A), adsrc.grad(heat_plain, wrt=1)(U0, A), rtol=1e-12)
     with pytest.raises(adsrc.errors.UnsupportedSyntax, match="local function s as a value"):
         adsrc.grad(local_step)(U0, A)
+
+
+def heat_loop_plain(u0, a, n):
+    u = u0
+    for _ in range(n):
+        u = heat_step(u, a)
+    return u
+
+
+def test_the_loop_itself_differentiated_from_the_api():
+    cotangent = RNG.normal(size=12)
+    for eager in (False, True):
+        value, pullback = adsrc.vjp(adsrc.checkpoint_loop, heat_step, U0, 30, (A,), wrt=(1, 3), eager=eager)
+        plain_value, plain_pullback = adsrc.vjp(heat_loop_plain, U0, A, 30, wrt=(0, 1), eager=eager)
+        assert np.array_equal(value, plain_value)
+        (d_state, d_constants), (d_u0, d_a) = pullback(cotangent), plain_pullback(cotangent)
+        np.testing.assert_allclose(d_state, d_u0, rtol=1e-12)
+        assert isinstance(d_constants, tuple) and len(d_constants) == 1
+        np.testing.assert_allclose(d_constants[0], d_a, rtol=1e-12)

@@ -42,7 +42,7 @@ from ..ir.naming import Namer, free_names
 from ..optimize import Context
 from ..optimize import optimize as run_passes
 from ..rules import registry
-from ..rules.checkpoint import compiled_with, unwrap
+from ..rules.checkpoint import compiled_as, compiled_with
 from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
 from .cache import CompileCache
@@ -305,7 +305,8 @@ cache = CompileCache()
 def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compiled:  # noqa: A001
     """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed.
 
-    A checkpointed function (``adsrc.checkpoint(f)``) compiles as ``f``: recomputing is its callers' choice.
+    A checkpointed function (``adsrc.checkpoint(f)``) compiles as ``f``: recomputing is its callers' choice;
+    ``checkpoint_loop`` as a function that calls it.
     """
-    func = unwrap(func)
+    func = compiled_as(func)
     return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))

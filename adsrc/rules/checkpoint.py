@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from ..errors import InvalidArgument
 
-__all__ = ["Checkpointed", "checkpoint_loop", "recomputes", "compiled_with", "unwrap", "segment_length"]
+__all__ = ["Checkpointed", "checkpoint_loop", "recomputes", "compiled_as", "compiled_with", "unwrap", "segment_length"]
 
 
 class Checkpointed:
@@ -116,6 +116,19 @@ def recomputes(obj: Any) -> bool:
 def unwrap(func: Any) -> Any:
     """The function a checkpointed function wraps; anything else unchanged."""
     return func.__wrapped__ if isinstance(func, Checkpointed) else func
+
+
+def differentiated_loop(step: Callable[..., Any], state: Any, n: int, constants: tuple | None = None,
+                        every: int | None = None) -> Any:
+    """What ``grad(checkpoint_loop)`` and the like compile: a caller of the loop, whose adjoint links to
+    the loop's (``checkpoint_loop``'s own source, a plain loop over a function value, is not differentiated)."""
+    return checkpoint_loop(step, state, n, constants, every)
+
+
+def compiled_as(func: Any) -> Any:
+    """The function the pipeline compiles for ``func``: a checkpointed function's own (recomputing is
+    its callers' choice); for checkpoint_loop, :func:`differentiated_loop`."""
+    return differentiated_loop if func is checkpoint_loop else unwrap(func)
 
 
 def compiled_with(callee: Any) -> Any:
