@@ -1,12 +1,12 @@
 """A long heat-equation simulation, differentiated with a checkpointed loop.
 
-The rod's temperature u (1,000 cells) diffuses for 1,000 steps with a
+The rod's temperature u (1,000 cells) diffuses for 500 steps with a
 diffusion coefficient a that varies along the rod. We want the gradient of the
 final energy sum(u ** 2) with respect to the initial temperature and to a.
 
 Differentiated as a plain loop, the adjoint keeps every step's tape: about 7
-states a step. adsrc.checkpoint_loop keeps one state every ceil(sqrt(1000)) =
-32 steps and recomputes each segment in the backward sweep, so the tape stays
+states a step. adsrc.checkpoint_loop keeps one state every ceil(sqrt(500)) =
+23 steps and recomputes each segment in the backward sweep, so the tape stays
 near sqrt(n) states. The script prints both gradients' peak memory
 (tracemalloc) and checks that they agree.
 
@@ -18,7 +18,7 @@ import numpy as np
 
 import adsrc
 
-STEPS = 1000
+STEPS = 500
 
 
 def step(u, a):
