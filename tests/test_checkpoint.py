@@ -393,3 +393,16 @@ def test_the_loop_itself_differentiated_from_the_api():
         np.testing.assert_allclose(d_state, d_u0, rtol=1e-12)
         assert isinstance(d_constants, tuple) and len(d_constants) == 1
         np.testing.assert_allclose(d_constants[0], d_a, rtol=1e-12)
+
+
+def test_forward_mode_with_a_tuple_state_and_an_integer_constant():
+    # (Second order is not compared here: a Hessian through a tuple of arrays is wrong in adsrc
+    # with or without checkpointing, e.g. s = (u, v); a, b = s; np.sum(a * a * b).)
+    args = (RNG.normal(size=4), RNG.normal(size=4), 0.3, 0.1)
+    tangents = (RNG.normal(size=4), RNG.normal(size=4), 0.5, -0.2)
+    value, tangent = adsrc.jvp(coupled, args, tangents)
+    plain_value, plain_tangent = adsrc.jvp(coupled_plain, args, tangents)
+    assert value == plain_value and tangent == pytest.approx(plain_tangent, rel=1e-12)
+    eps = 1e-6
+    shifted = [[a + eps * t for a, t in zip(args, tangents)], [a - eps * t for a, t in zip(args, tangents)]]
+    assert tangent == pytest.approx((coupled(*shifted[0]) - coupled(*shifted[1])) / (2 * eps), rel=1e-6)
