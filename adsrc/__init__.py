@@ -6,20 +6,22 @@ accumulated into flat AccThunks that fuse and add in place when they are
 materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
 """
 from . import errors
-from .api import (Derivative, Differentiated, adjoint_source, differentiate, grad, hessian, hvp, jacobian, jvp,
-                  jvp_source, value_and_grad, vjp)
+from .api import (Derivative, Differentiated, adjoint_source, check_grads, differentiate, grad, hessian, hvp,
+                  jacobian, jvp, jvp_source, value_and_grad, vjp)
 from .api.checkpointing import checkpoint, checkpoint_loop
 from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable
 from .values import AccThunk, Thunk, ZeroTangent, accumulate, unthunk, zero
+from .values.pytrees import register_pytree
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "register_pytree",
     "grad", "value_and_grad", "vjp", "differentiate", "Differentiated", "adjoint_source",
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
-    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "checkpoint",
+    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads", "checkpoint",
     "checkpoint_loop",
 ]

@@ -61,14 +61,18 @@ def load_module(path: str) -> ModuleType:
 
 
 def load_function(target: str) -> tuple[Callable, ModuleType]:
-    """The function FUNC of ``FILE.py:FUNC`` (unwrapped if decorated) and its module."""
+    """The function FUNC of ``FILE.py:FUNC`` (unwrapped if decorated) and its module; FUNC may be dotted,
+    ``Class.method`` (the function, with ``self`` as a parameter) or ``model.loss`` (a bound method)."""
     path, sep, func_name = target.rpartition(":")
     if not sep or not path or not func_name:
         raise UsageError(f"expected FILE.py:FUNC, got {target!r}")
     module = load_module(path)
-    func = getattr(module, func_name, None)
-    if func is None:
-        raise UsageError(f"{path} has no function named {func_name!r}")
+    func: Any = module
+    for depth, part in enumerate(func_name.split(".")):  # FILE.py:Class.method, FILE.py:model.loss
+        func = getattr(func, part, None)
+        if func is None:
+            owner = path if depth == 0 else ".".join(func_name.split(".")[:depth])
+            raise UsageError(f"{owner} has no {'function' if depth == 0 else 'attribute'} named {part!r}")
     from .api.derivative import Derivative
 
     if isinstance(func, Derivative):  # grad(f) defined in the file: differentiated as it is, not unwrapped
@@ -188,11 +192,10 @@ def run_dump(args: argparse.Namespace) -> int:
 
 
 def run_grad(args: argparse.Namespace) -> int:
-    import inspect
 
     import numpy as np
 
-    from .api.arguments import positions as wrt_positions
+    from .api.arguments import parameter_names, positions as wrt_positions
     from .api.gradients import adjoint_source, value_and_grad
     from .config import resolve_eager
 
@@ -200,24 +203,26 @@ def run_grad(args: argparse.Namespace) -> int:
 
     func, module = load_function(args.target)
     plain = not isinstance(func, Derivative)
-    positions, _ = wrt_positions(func if plain else func.root, parse_wrt(args.wrt))
+    wrt = parse_wrt(args.wrt)
+    wrt = wrt if isinstance(wrt, tuple) else (wrt,)
+    positions, _ = wrt_positions(func if plain else func.root, wrt)
     eager = True if args.eager else None
     if plain:  # compile first, so that an adsrc bug is told apart from an error in the user's code
-        _compiling(lambda: adjoint_source(func, positions, eager=resolve_eager(eager)))
+        _compiling(lambda: adjoint_source(func, wrt, eager=resolve_eager(eager)))
     namespace = dict(vars(module))
     namespace.setdefault("np", np)
     call_args, call_kwargs = parse_call_args(args.args, namespace)
     try:
-        value, grads = value_and_grad(func, positions, eager=eager)(*call_args, **call_kwargs)
+        value, grads = value_and_grad(func, wrt if plain else positions, eager=eager)(*call_args, **call_kwargs)
     except AdsrcError:
         raise
     except Exception as error:
         notes = "; ".join(" ".join(n.split()) for n in getattr(error, "__notes__", []))
         where = f" ({notes})" if notes else ""
         raise UsageError(f"evaluating the gradient of {func.__name__} raised {_describe(error)}{where}") from error
-    names = list(inspect.signature(func if plain else func.root).parameters)
+    names = parameter_names(func if plain else func.root)
     _show("value", value)
-    label = func.__name__ if plain else f"[{func.describe()}]"
+    label = getattr(func, "__name__", "f") if plain else f"[{func.describe()}]"
     for i, g in zip(positions, grads):
         _show(f"d{label}/d{names[i]}", g)
     return 0
@@ -225,6 +230,14 @@ def run_grad(args: argparse.Namespace) -> int:
 
 def _show(label: str, value: Any) -> None:
     import numpy as np
+
+    from .values.pytrees import attributes, holds_floats, is_object
+
+    if is_object(value):  # a model's gradient: one block per attribute that holds floats
+        for name, part in attributes(value).items():
+            if holds_floats(part):
+                _show(f"{label}.{name}", part)
+        return
 
     text = np.array2string(value) if isinstance(value, np.ndarray) else str(value)
     print(f"{label} =\n{text}" if "\n" in text else f"{label} = {text}")

@@ -42,6 +42,13 @@ class Config:
         max_pending_bytes: the same bound, counted in bytes of pending arrays.
         small_size: contributions with at most this many elements are added at
             once instead of being deferred: laziness cannot pay for them.
+
+    >>> import adsrc
+    >>> adsrc.config.eager_unthunk  # lazy accumulation unless ADSRC_EAGER_UNTHUNK is set
+    False
+    >>> with adsrc.eager_unthunk():
+    ...     adsrc.config.eager_unthunk
+    True
     """
 
     def __init__(self) -> None:
@@ -71,7 +78,21 @@ config = Config()
 
 @contextlib.contextmanager
 def eager_unthunk(flag: bool = True) -> Iterator[None]:
-    """Set eager unthunking for the enclosed block in this context only."""
+    """Set eager unthunking for the enclosed block in this context only (threads and tasks keep their own).
+
+    Gradient functions read the setting when they are called, so one made
+    outside the block runs eagerly inside it; ``eager=`` given to ``grad``
+    wins over it.
+
+    >>> import numpy as np, adsrc
+    >>> def f(x):
+    ...     return np.sum(np.sin(x) * x)
+    >>> df = adsrc.grad(f)
+    >>> with adsrc.eager_unthunk():
+    ...     eager = df(np.array([0.5, 1.0]))
+    >>> bool(np.allclose(eager, df(np.array([0.5, 1.0]))))
+    True
+    """
     token = _override.set(bool(flag))
     try:
         yield

@@ -3,12 +3,31 @@
 Every error a user can see subclasses :class:`AdsrcError`, so one ``except``
 clause catches them all. Messages name the original ``file:line`` so that a
 user can find the offending code without reading the generated adjoint.
+
+>>> import numpy as np, adsrc
+>>> def f(x):
+...     return x * 2.0
+>>> try:
+...     adsrc.grad(f)(np.array([1.0, 2.0]))
+... except adsrc.errors.NonScalarOutput as error:
+...     print(type(error).__name__, isinstance(error, adsrc.AdsrcError))
+NonScalarOutput True
 """
 from __future__ import annotations
 
 
 class AdsrcError(Exception):
-    """Base class of every error adsrc raises on purpose."""
+    """Base class of every error adsrc raises on purpose.
+
+    >>> import adsrc
+    >>> def f(n):
+    ...     return n * n
+    >>> try:
+    ...     adsrc.grad(f)(3)
+    ... except adsrc.AdsrcError as error:
+    ...     print(type(error).__name__)
+    InvalidArgument
+    """
 
 
 class UnsupportedSyntax(AdsrcError):

@@ -14,16 +14,18 @@ from typing import Any, Callable
 import numpy as np
 
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
+from .calls import CallDerivative, adjoint_of_call, jvp_of_call  # noqa: F401  (generated code imports them from here)
 from .errors import RefusedWhenRun
 from .recompute import LoopAdjoint, LoopJvp, refuse_changed, same_value
 from .rules import registry
 from .rules.checkpoint import Checkpointed, checkpoint_loop
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
+from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
 )
 
-__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "RecomputingDerivative"]
+__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "CallDerivative", "RecomputingDerivative"]
 
 
 def rebinding(value: Any, where: str, aliased: bool) -> None:
@@ -59,7 +61,7 @@ def loop_length(where: str, *sequences: Any) -> int:
     as Python does (a dict, a set, a generator).
     """
     for sequence in sequences:
-        if not isinstance(sequence, _SEQUENCES):
+        if not isinstance(sequence, _SEQUENCES) and not is_foreign(sequence):  # a Dask or CuPy array indexes too
             raise RefusedWhenRun(f"a differentiated loop over a {type(sequence).__name__} (adsrc indexes the "
                                     f"sequence, which only a list, tuple, range, str or array iterates as Python "
                                     f"does)", where, "loop over list(d) for a dict's keys (and read d[k]), or "

@@ -17,7 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import collections
+
 import numpy as np
+
+
+_Pair = collections.namedtuple("_Pair", "w b")  # a structure whose fields getattr reads
 
 
 class Spec:
@@ -269,6 +274,10 @@ SAMPLES: dict[str, list[Case]] = {
     "math.dist": [C([flt(), flt()], [flt(), flt()]), C(arr(3), arr(3))],
     "math.sumprod": [C([flt(), flt()], [flt(), flt()]), C(arr(3), arr(3))],
     # ---- builtins -------------------------------------------------------------
+    "builtins.getattr": [C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "w"),
+                         C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "b")],
+    "builtins.sorted": [C([flt(), flt(), flt()]), C(arr(4)), C([flt(), flt(), flt()], reverse=True),
+                        C(arr(4), reverse=True)],  # key= is checked in tests/test_objects.py
     "builtins.abs": [C(flt(0.5, 2.0)), C(flt(-2.0, -0.5)), C(nonzero(3))],
     "builtins.float": [C(arr()), C(flt()), C(Spec(lambda rng: np.float64(rng.uniform())))],
     "builtins.pow": [C(pflt(), flt()), C(pos(3), 2), C(pos(2), arr(2))],

@@ -25,7 +25,8 @@ EPS = 1e-6
 def random_direction(value, rng):
     """A random tangent shaped like ``value`` (nested lists and tuples too)."""
     if isinstance(value, (list, tuple)):
-        return type(value)(random_direction(v, rng) for v in value)
+        items = [random_direction(v, rng) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
     if isinstance(value, np.ndarray):
         return rng.standard_normal(value.shape)
     return float(rng.standard_normal())

@@ -369,3 +369,21 @@ def test_any_python_pass_refuses_what_it_cannot_follow():
     assert call(np.fft.fft, (zero,), {}, np.ones(4))[1] is zero
     with pytest.raises(NotImplementedError, match="fft"):
         call(np.fft.fft, (np.ones(4),), {}, np.ones(4))
+
+
+def test_forward_over_reverse_through_a_container_argument_read_twice():
+    """The adjoint adds the cotangents of pair[0] and pair[1] as containers (leaf by leaf); forward mode
+    over it must add their tangents leaf by leaf too, not concatenate them as tuples."""
+    def f(pair):
+        return np.sum(np.sin(pair[0]) * pair[1])
+
+    def g(p):
+        return np.sum(np.sin(p["w"]) * p["x"])
+    w, x = np.array([0.3, 0.5]), np.array([1.2, -0.7])
+    for func, arg, direction in [(f, (w, x), (np.array([1.0, 0.0]), np.zeros(2))),
+                                 (f, [w, x], [np.array([1.0, 0.0]), np.zeros(2)]),
+                                 (g, {"w": w, "x": x}, {"w": np.array([1.0, 0.0]), "x": np.zeros(2)})]:
+        tangent = adsrc.jvp(adsrc.grad(func), (arg,), (direction,))[1]
+        dw, dx = (tangent["w"], tangent["x"]) if isinstance(tangent, dict) else tangent
+        np.testing.assert_allclose(dw, [-np.sin(0.3) * 1.2, 0.0], rtol=1e-12)
+        np.testing.assert_allclose(dx, [np.cos(0.3), 0.0], rtol=1e-12)

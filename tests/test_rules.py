@@ -54,6 +54,8 @@ def working_leaves(value):
             for sub, sub_rebuild in parts:
                 out.append(sub_rebuild(ls[i : i + len(sub)]))
                 i += len(sub)
+            if hasattr(kind, "_fields"):  # a NamedTuple
+                return kind(*out)
             return tuple(out) if kind is tuple else out
 
         return leaves, rebuild
@@ -112,7 +114,8 @@ def to_float32(value):
     if isinstance(value, list):
         return [to_float32(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(to_float32(v) for v in value)
+        items = [to_float32(v) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else tuple(items)
     if isinstance(value, dict):
         return {k: to_float32(v) for k, v in value.items()}
     return value

@@ -132,7 +132,8 @@ def _freeze(value):
     if isinstance(value, list):
         return [_freeze(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_freeze(v) for v in value)
+        items = [_freeze(v) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else tuple(items)  # NamedTuples stay
     return value
 
 
@@ -144,7 +145,8 @@ def _fingerprints(value):
 
 def _cotangent_like(value, data):
     if isinstance(value, (list, tuple)):
-        return type(value)(_cotangent_like(v, data) for v in value)
+        items = [_cotangent_like(v, data) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return _freeze(data.normal(size=value.shape))
     if isinstance(value, (float, np.floating)):

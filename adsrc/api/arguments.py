@@ -19,24 +19,40 @@ import numpy as np
 
 from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
+from ..frontend.parse import bound_parts, signature_of
 from ..rules.checkpoint import unwrap
 from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
+from ..values.pytrees import children, is_namedtuple, is_object, rebuild, tree_leaves
+from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 
 def where(func: Callable) -> str:
     """``file:line`` of a function's definition, for messages."""
-    code = getattr(func, "__code__", None)
+    code = getattr(bound_parts(func)[0], "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else repr(func)
 
 
+def label(func: Callable) -> str:
+    """A callable's name, for messages (a partial or callable instance has no ``__name__``)."""
+    return getattr(func, "__name__", None) or getattr(bound_parts(func)[0], "__name__", None) or repr(func)
+
+
 def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
-    """Parameter positions for ``wrt``, and whether the caller asked for a tuple."""
-    if not inspect.isfunction(unwrap(func)):  # a checkpointed function differentiates as its function
-        name = getattr(func, "__name__", repr(func))
-        raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
-    names = list(inspect.signature(func, follow_wrapped=False).parameters)
+    """Parameter positions for ``wrt``, and whether the caller asked for a tuple.
+
+    For a bound method, partial or callable instance, integers count the arguments
+    of the call (``grad(model.loss, wrt=0)`` is ``X`` in ``model.loss(X, y)``) and the
+    positions returned count the function's own parameters; a name may be any
+    parameter's, ``"self"`` included, to differentiate with respect to the object.
+    """
+    function, prefix, _ = bound_parts(unwrap(func))  # a checkpointed function: its own
+    if not inspect.isfunction(function):
+        raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
+                                             f"functools.partial or callable object")
+    names = list(signature_of(function).parameters)
+    callable_names = names[len(prefix):]
     many = isinstance(wrt, (tuple, list))
     out = []
     for item in (wrt if many else (wrt,)):
@@ -44,15 +60,24 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
             raise InvalidArgument(f"wrt must be an int, a parameter name or a tuple of these, not {item!r}")
         if isinstance(item, str):
             if item not in names:
-                raise InvalidArgument(f"{getattr(func, '__name__', func)} has no parameter named {item!r}; "
+                raise InvalidArgument(f"{label(func)} has no parameter named {item!r}; "
                                       f"its parameters are {', '.join(names)}")
-            item = names.index(item)
+            out.append(names.index(item))
+            continue
         item = int(item)
-        if not -len(names) <= item < len(names):
-            raise InvalidArgument(f"wrt={item} is out of range: {getattr(func, '__name__', func)} "
-                                  f"takes {len(names)} parameters")
-        out.append(item % len(names))
+        if not -len(callable_names) <= item < len(callable_names):
+            raise InvalidArgument(f"wrt={item} is out of range: {label(func)} "
+                                  f"takes {len(callable_names)} parameters")
+        out.append(item % len(callable_names) + len(prefix))
     return tuple(out), many
+
+
+def choose_wrt(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
+    """``wrt``, or ``argnums``, its alias (JAX's name): position 0 if neither is given, an error if both are."""
+    if wrt is not None and argnums is not None:
+        raise InvalidArgument(f"wrt={wrt!r} and argnums={argnums!r}: argnums is another name for wrt; give one")
+    chosen = wrt if argnums is None else argnums
+    return 0 if chosen is None else chosen
 
 
 _signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
@@ -67,7 +92,7 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
             return entry[:3]
     except (KeyError, TypeError):
         pass
-    signature = inspect.signature(func, follow_wrapped=False)
+    signature = signature_of(func)
     params = list(signature.parameters.values())
     simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
     entry = (signature, [p.name for p in params], simple, defaults)
@@ -80,25 +105,30 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
 
 def parameter_names(func: Callable) -> list[str]:
     """The names of a Python function's parameters, in order (none for anything else)."""
-    return _signature(func)[1] if inspect.isfunction(unwrap(func)) else []
+    func = bound_parts(unwrap(func))[0]
+    return _signature(func)[1] if inspect.isfunction(func) else []
 
 
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
-    """The call's arguments in signature order, defaults applied."""
+    """The call's arguments in signature order, defaults applied (first those a bound method,
+    partial or callable instance passes itself)."""
+    if not inspect.isfunction(func):
+        function, prefix, keywords = bound_parts(func)
+        return bind(function, prefix + tuple(args), {**keywords, **kwargs})
     signature, names, simple = _signature(func)
     if simple and not kwargs and len(args) == len(names):
         return args  # the common call: every parameter given, in order
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as error:
-        raise InvalidArgument(f"{func.__name__}: {error}") from None
+        raise InvalidArgument(f"{label(func)}: {error}") from None
     bound.apply_defaults()
     return list(bound.arguments.values())
 
 
 def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, ...]) -> None:
     """Refuse what has no gradient: a non-float at a ``wrt`` position, an ndarray subclass anywhere."""
-    names = _signature(func)[1]
+    names = parameter_names(func)
     for i, value in enumerate(values):
         kind = type(value)
         if kind is float or kind is np.ndarray and (value.dtype.kind == "f" or i not in wrt):
@@ -106,7 +136,7 @@ def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, 
         name = names[i] if i < len(names) else f"argument {i}"
         refuse_subclasses(func, name, value, "argument")
         if i in wrt:
-            for leaf in leaves(value):
+            for leaf in tree_leaves(value):
                 _check_leaf(name, leaf)
 
 
@@ -159,10 +189,14 @@ def _subclass_leaf(tree: Any, seen: set[int]) -> tuple[list, Any] | None:
 
 
 def _check_leaf(name: str, value: Any) -> None:
-    dtype = np.result_type(value) if isinstance(value, (int, float, complex, np.ndarray, np.generic)) else None
-    if dtype is None:
+    if isinstance(value, (int, float, complex, np.ndarray, np.generic)):
+        dtype = np.result_type(value)
+    elif is_foreign(value):  # a Dask or CuPy array: NumPy's functions dispatch to it
+        dtype = _foreign_dtype(name, value)
+    else:
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it holds a "
-                              f"{type(value).__name__}; pass floats, float arrays, or tuples, lists "
+                              f"{type(value).__name__}; pass floats, float arrays (NumPy, or a library that "
+                              f"implements NumPy's dispatch protocols, such as Dask or CuPy), or tuples, lists "
                               f"and dicts of them")
     if dtype.kind in "biu":
         kind = "booleans" if dtype.kind == "b" else "integers"
@@ -172,6 +206,16 @@ def _check_leaf(name: str, value: Any) -> None:
     if dtype.kind == "c":
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: complex inputs "
                               f"are not supported")
+
+
+def _foreign_dtype(name: str, value: Any) -> np.dtype:
+    """The NumPy dtype of another library's array, refusing one that names no NumPy dtype."""
+    try:
+        return np.dtype(value.dtype)
+    except TypeError:
+        raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it is a {type(value).__name__} "
+                              f"of dtype {value.dtype}, which is not a NumPy dtype; adsrc differentiates "
+                              f"arrays of real floating dtypes") from None
 
 
 def refuse_complex(func: Callable, value: Any, what: str) -> None:
@@ -203,7 +247,7 @@ def _complex_description(leaf: Any) -> str:
 
 def scalar_seed(value: Any, func: Callable) -> Any:
     """The unit cotangent of ``func``'s result, which must be a real scalar."""
-    check_real_scalar(value, func.__name__, where(func))
+    check_real_scalar(value, label(func), where(func))
     return seed(value)
 
 
@@ -241,9 +285,17 @@ class Fresh:
         if isinstance(tree, np.ndarray):
             owner = _owner(tree)
             self._taken[id(owner)] = owner
-        elif isinstance(tree, (list, tuple, dict)) and id(tree) not in seen:  # a container may hold itself
+        elif is_foreign(tree):
+            self._taken[id(tree)] = tree
+            base = getattr(tree, "base", None)  # a CuPy view
+            if base is not None:
+                self._taken[id(base)] = base
+        elif isinstance(tree, (list, tuple, dict)) or is_object(tree):
+            if id(tree) in seen:  # a container may hold itself
+                return
             seen.add(id(tree))
-            for item in (tree.values() if isinstance(tree, dict) else tree):
+            items = tree.values() if isinstance(tree, dict) else children(tree) if is_object(tree) else tree
+            for item in items:
                 kind = type(item)
                 if kind is not float and kind is not int:
                     self._take_inputs(item, seen)
@@ -264,6 +316,10 @@ class Fresh:
         if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
                 and gradient.shape == like.shape:
             return self._claim(gradient)
+        if is_foreign(gradient) or is_foreign(like):
+            return self._finish_foreign(gradient, like)
+        if is_namedtuple(like) or is_object(like):
+            return rebuild(like, gradient, self.finish)
         if isinstance(like, dict):
             return {k: self.finish(part(gradient, k), v) for k, v in like.items()}
         if isinstance(like, (list, tuple)):
@@ -278,6 +334,30 @@ class Fresh:
         if isinstance(like, np.generic):
             return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
         return 0.0 if gradient is zero else float(gradient)
+
+
+    def _finish_foreign(self, gradient: Any, like: Any) -> Any:
+        """A gradient that is, or belongs to, an array of another library (Dask, CuPy).
+
+        It stays in that library and is not computed: the gradient of a Dask
+        array is a lazy Dask array, and so is the gradient of a NumPy array or
+        a float that met a Dask array on the way (NumPy's dispatch rules make
+        their combination a Dask array). It gets the argument's shape and, for
+        an array argument, its dtype. It is a new object whenever it is an
+        input or was returned already (a Dask array too: ``x[i] = v`` rebinds
+        one in place), and a mutable array (CuPy) that is a view is copied.
+        """
+        if gradient is zero:  # then ``like`` is the foreign one
+            gradient = namespace(like).zeros_like(like)
+        if tuple(np.shape(gradient)) != tuple(np.shape(like)) or not is_foreign(gradient):
+            gradient = broadcast_like(gradient, like)  # also brings a NumPy gradient into like's library
+        dtype = getattr(like, "dtype", None)
+        if dtype is not None and gradient.dtype != dtype:
+            gradient = gradient.astype(dtype)
+        if id(gradient) in self._taken or is_mutable(gradient) and getattr(gradient, "base", None) is not None:
+            gradient = gradient.copy()  # a Dask array's copy is a new object on the same graph: free
+        self._taken[id(gradient)] = gradient
+        return gradient
 
 
 def explain(error: BaseException, func: Callable) -> None:

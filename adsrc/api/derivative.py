@@ -25,11 +25,20 @@ class Derivative:
     ``of`` is the function differentiated (itself a Derivative for a second
     derivative), ``root`` the user's original function, ``wrt`` the parameter
     positions, ``many`` whether gradients come as a tuple, ``with_value``
-    whether the value comes first (value_and_grad), ``order`` 1 or 2.
+    whether the value comes first (value_and_grad), ``order`` 1 or 2,
+    ``has_aux`` whether ``of`` returns ``(loss, aux)`` (then the derivative
+    returns ``(gradient, aux)``, or ``((loss, aux), gradient)`` with the value).
+
+    >>> import adsrc
+    >>> def f(x):
+    ...     return x ** 3
+    >>> d2f = adsrc.grad(adsrc.grad(f))
+    >>> d2f.order, d2f.root is f, float(d2f(2.0))
+    (2, True, 12.0)
     """
 
     def __init__(self, of: Callable, wrt: tuple[int, ...], many: bool, with_value: bool,
-                 eager: bool | None, run: Callable[..., Any]):
+                 eager: bool | None, run: Callable[..., Any], has_aux: bool = False):
         functools.update_wrapper(self, of)
         self.of = of
         self.root: Callable = of.root if isinstance(of, Derivative) else of
@@ -38,10 +47,24 @@ class Derivative:
         self.many = many
         self.with_value = with_value
         self.eager = eager
+        self.has_aux = has_aux
         self._run = run
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(*args, **kwargs)
+
+    # Called inside a differentiated function (``adsrc.grad(g)(x)`` in ``f``), a derivative is a call of a
+    # value (adsrc/calls.py), which asks it for its own derivatives; gradients.py and forward.py provide them.
+    _pullback: Callable[..., Any]
+    _pushforward: Callable[..., Any]
+
+    def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
+        """``(self(*args), pullback)``, ``pullback(cotangent)`` giving a tuple of gradients for ``wrt``."""
+        return type(self)._pullback(self, args, wrt)
+
+    def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
+        """``(self(*args), its tangent)`` given the arguments' tangents."""
+        return type(self)._pushforward(self, args, tangents)
 
     @property
     def where(self) -> str:
@@ -50,12 +73,19 @@ class Derivative:
 
     def describe(self) -> str:
         kind = "value_and_grad" if self.with_value else "grad"
-        inner = self.of.describe() if isinstance(self.of, Derivative) else self.of.__name__
-        return f"{kind}({inner})"
+        inner = self.of.describe() if isinstance(self.of, Derivative) else getattr(self.of, "__name__", repr(self.of))
+        return f"{kind}({inner}, has_aux=True)" if self.has_aux else f"{kind}({inner})"
 
     def refuse(self, what: str, remedy: str) -> InvalidArgument:
         """The error for something adsrc cannot do with this derivative, naming the user's function."""
         return InvalidArgument(f"{what} of {self.describe()} ({self.where}): {remedy}")
+
+    def refuse_aux(self, what: str) -> None:
+        """Refuse to differentiate a derivative made with ``has_aux=True`` once more."""
+        if self.has_aux:
+            raise self.refuse(what, "a derivative made with has_aux=True returns its auxiliary data beside the "
+                                    "gradient, and adsrc does not differentiate it again; differentiate "
+                                    "grad(f) of a function that returns only the loss (has_aux=False)")
 
     def __repr__(self) -> str:
         return f"<adsrc {self.describe()}, wrt={self.wrt if self.many else self.wrt[0]!r}>"

@@ -16,8 +16,8 @@ from ..backend.pipeline import EAGER, FORWARD, compile
 from ..errors import InvalidArgument, NonScalarOutput
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import gradient_function
-from ..values import is_zero, to_tangent, zero
-from .arguments import (Fresh, Wrt, bind, parameter_names, positions, refuse_subclasses,
+from ..values import is_zero, part, to_tangent, zero
+from .arguments import (Fresh, Wrt, bind, choose_wrt, parameter_names, positions, refuse_subclasses,
                         where)
 from .derivative import MAX_ORDER, Derivative
 
@@ -36,18 +36,29 @@ def _check_pairs(primals: Any, tangents: Any) -> tuple[tuple, tuple]:
     if len(primals) != len(tangents):
         raise InvalidArgument(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     for p, t in zip(primals, tangents):
-        if not is_zero(t) and np.shape(p) != np.shape(t) and not isinstance(p, (list, tuple, dict)):
+        if not is_zero(t) and not isinstance(p, (list, tuple, dict)) and np.shape(p) != np.shape(t):
             raise InvalidArgument(f"jvp: a tangent of shape {np.shape(t)} for a primal of shape {np.shape(p)}")
     return tuple(primals), tuple(tangents)
 
 
-def jvp(func: Callable, primals: Any, tangents: Any) -> tuple[Any, Any]:
+def split_aux(value: Any, func: Callable) -> tuple[Any, Any]:
+    """``(output, aux)`` from what a ``has_aux=True`` function returned, which must be such a pair."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        what = f"a {type(value).__name__}" + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
+        raise InvalidArgument(f"{func.__name__} ({where(func)}) returned {what}; with has_aux=True it must return "
+                              f"a pair (output, aux), e.g. `return loss, {{'accuracy': accuracy}}`")
+    return value[0], value[1]
+
+
+def jvp(func: Callable, primals: Any, tangents: Any, *, has_aux: bool = False) -> tuple:
     """``(func(*primals), J @ tangents)``: the value and the directional derivative, in forward mode.
 
     ``primals`` and ``tangents`` are tuples of the same structure (a tangent
     may be None for an argument that is held fixed). The tangent output has
     the structure, shapes and dtypes of the value. ``func`` may be a gradient
     made by ``grad`` or ``value_and_grad``: that is forward over reverse.
+    With ``has_aux=True``, ``func`` returns ``(output, aux)`` and ``jvp``
+    returns ``(output, tangent, aux)``, as JAX's jvp does.
 
     >>> import numpy as np, adsrc
     >>> def f(x):
@@ -59,11 +70,17 @@ def jvp(func: Callable, primals: Any, tangents: Any) -> tuple[Any, Any]:
     primals, tangents = _check_pairs(primals, tangents)
     _refuse_subclasses(func.root if isinstance(func, Derivative) else func, primals, tangents)
     if isinstance(func, Derivative):
+        if has_aux:
+            raise func.refuse("has_aux=True in jvp", "it needs a function that returns (output, aux), and a "
+                                                     "derivative returns gradients")
         return _derivative_jvp(func, primals, tangents)
     values = bind(func, primals, {})
     wrt = tuple(i for i, (p, t) in enumerate(zip(primals, tangents)) if not is_zero(t) and _float_like(p))
     compiled = compile(func, wrt, FORWARD)
     value, tangent = compiled.function(*values, *(to_tangent(tangents[i]) for i in wrt))
+    if has_aux:
+        output, aux = split_aux(value, func)
+        return output, Fresh(values, tangents, value).finish(part(tangent, 0), output), aux
     return value, Fresh(values, tangents, value).finish(tangent, value)
 
 
@@ -76,8 +93,19 @@ def _refuse_subclasses(func: Callable, primals: tuple, tangents: tuple) -> None:
         refuse_subclasses(func, name, t, "tangent for")
 
 
-def jvp_source(func: Callable, wrt: Wrt = 0) -> str:
-    """The generated forward-mode (JVP) module's source, as ``adsrc dump --mode forward`` prints it."""
+def jvp_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> str:
+    """The generated forward-mode (JVP) module's source, as ``adsrc dump --mode forward`` prints it.
+
+    ``wrt`` (or ``argnums``, its alias; position 0 by default) names the
+    parameters that get a tangent.
+
+    >>> import adsrc
+    >>> def f(x, y):
+    ...     return x * y
+    >>> "def f_jvp(x, y, dx, dy):" in adsrc.jvp_source(f, argnums=(0, 1))
+    True
+    """
+    wrt = choose_wrt(wrt, argnums)
     if isinstance(func, Derivative):
         raise func.refuse("jvp_source", "second derivatives run the second-order pass over the eager adjoint "
                                         "of the function, compiled at call time; print adjoint_source(f, "
@@ -91,6 +119,7 @@ def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> 
     if derivative.order >= MAX_ORDER:
         raise derivative.refuse("jvp", f"adsrc differentiates up to order {MAX_ORDER}, and this is already a "
                                        f"second derivative")
+    derivative.refuse_aux("jvp")
     func = derivative.root
     values = bind(func, primals, {})
     ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents) + (zero,) * (len(values) - len(tangents))

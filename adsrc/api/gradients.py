@@ -17,23 +17,34 @@ import numpy as np
 from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
-from ..values import to_tangent
-from .arguments import (Fresh, Wrt, bind, check_differentiable, explain, positions, refuse_complex,
+from ..values import TangentList, TangentTuple, to_tangent, zero
+from .arguments import (Fresh, Wrt, bind, check_differentiable, choose_wrt, explain, positions, refuse_complex,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
-from .forward import jvp
+from .forward import jvp, split_aux
+from .trees import flatten, stack_columns, unit_vectors, zeros_like_leaf
 
 
 def _mode(eager: bool | None) -> Mode:
     return EAGER if resolve_eager(eager) else REVERSE
 
 
-def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Derivative:
+def _aux_cotangent(value: Any, cotangent: Any) -> Any:
+    """The cotangent of a returned ``(output, aux)`` pair: ``cotangent`` for the output, none for aux."""
+    return TangentTuple((cotangent, zero)) if isinstance(value, tuple) else TangentList([cotangent, zero])
+
+
+def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+                   eager: bool | None = None, has_aux: bool = False) -> Derivative:
     """A function that returns ``(func(*args), gradient)`` for a scalar-valued ``func``.
 
-    ``wrt`` is a parameter position or name, or a tuple or list of them (the
-    gradients then come as a tuple). Given a first derivative (``grad(f)``),
-    it differentiates that once more.
+    ``wrt`` (or ``argnums``, its alias; position 0 by default) is a parameter
+    position or name, or a tuple or list of them (the gradients then come as a
+    tuple). ``eager`` picks eager or lazy accumulation (None: the context's
+    setting, read at each call). With ``has_aux=True``, ``func`` returns
+    ``(loss, aux)`` and the result is ``((loss, aux), gradient)``: ``aux`` comes
+    back as computed, not differentiated. Given a first derivative
+    (``grad(f)``), it differentiates that once more.
 
     >>> import numpy as np, adsrc
     >>> def f(x):
@@ -41,8 +52,17 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
     >>> value, dx = adsrc.value_and_grad(f)(np.array([1.0, 2.0]))
     >>> float(value), dx.tolist()
     (5.0, [2.0, 4.0])
+    >>> def g(x, y):
+    ...     return np.sum(x * y), {"size": x.size}
+    >>> (value, aux), (dx, dy) = adsrc.value_and_grad(g, argnums=(0, 1), has_aux=True)(np.ones(2), np.ones(2))
+    >>> float(value), aux, dy.tolist()
+    (2.0, {'size': 2}, [1.0, 1.0])
     """
+    wrt = choose_wrt(wrt, argnums)
     if isinstance(func, Derivative):
+        if has_aux:
+            raise func.refuse("has_aux=True", "it needs a function that returns (output, aux), and a derivative "
+                                              "returns gradients")
         return _value_and_grad_of_derivative(func, wrt)
     wrt_positions, many = positions(func, wrt)
 
@@ -52,7 +72,10 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
         adjoint = compile(func, wrt_positions, _mode(eager))
         try:
             value, pullback = adjoint.function(*values)
-            grads = pullback(scalar_seed(value, func))
+            if has_aux:
+                grads = pullback(_aux_cotangent(value, scalar_seed(split_aux(value, func)[0], func)))
+            else:
+                grads = pullback(scalar_seed(value, func))
         except Exception as error:
             explain(error, func)
             raise
@@ -60,13 +83,17 @@ def value_and_grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -
         finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
         return value, (finished if many else finished[0])
 
-    return Derivative(func, wrt_positions, many, True, eager, run)
+    return Derivative(func, wrt_positions, many, True, eager, run, has_aux=has_aux)
 
 
-def grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Derivative:
+def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, eager: bool | None = None,
+         has_aux: bool = False) -> Derivative:
     """A function that returns the gradient of a scalar-valued ``func`` at its arguments.
 
-    ``grad(grad(f))`` of a scalar function of a scalar is its second derivative.
+    ``wrt`` or ``argnums``, ``eager``: as in :func:`value_and_grad`. With
+    ``has_aux=True``, ``func`` returns ``(loss, aux)`` and the result is
+    ``(gradient, aux)``. ``grad(grad(f))`` of a scalar function of a scalar is
+    its second derivative.
 
     >>> import numpy as np, adsrc
     >>> def f(w, x):
@@ -74,18 +101,33 @@ def grad(func: Callable, wrt: Wrt = 0, *, eager: bool | None = None) -> Derivati
     >>> dw = adsrc.grad(f)(np.zeros((2, 3)), np.ones(3))
     >>> dw.tolist()
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    >>> def cube(x):
+    ...     return x ** 3
+    >>> float(adsrc.grad(adsrc.grad(cube))(2.0))
+    12.0
     """
-    both = value_and_grad(func, wrt, eager=eager)
-    return Derivative(both.of, both.wrt, both.many, False, eager, lambda *a, **k: both(*a, **k)[1])
+    both = value_and_grad(func, wrt, argnums=argnums, eager=eager, has_aux=has_aux)
+    if has_aux:
+        def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            (_, aux), gradient = both(*args, **kwargs)
+            return gradient, aux
+    else:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            return both(*args, **kwargs)[1]
+    return Derivative(both.of, both.wrt, both.many, False, eager, run, has_aux=has_aux)
 
 
-def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> tuple[Any, Callable[[Any], Any]]:
+def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None = None,
+        eager: bool | None = None, has_aux: bool = False) -> tuple:
     """``(func(*args), pullback)``; ``pullback(cotangent)`` returns the gradients for ``wrt``.
 
-    The pullback may be called more than once; each call after the first
-    re-runs the forward sweep, since a backward sweep consumes its tape.
-    ``func`` may be a first derivative (``grad(f)``): its pullback is then a
-    Hessian-vector product, computed forward over reverse.
+    ``wrt`` or ``argnums``, ``eager``: as in :func:`value_and_grad`. The
+    pullback may be called more than once; each call after the first re-runs
+    the forward sweep, since a backward sweep consumes its tape. With
+    ``has_aux=True``, ``func`` returns ``(output, aux)`` and ``vjp`` returns
+    ``(output, pullback, aux)``. ``func`` may be a first derivative
+    (``grad(f)``): its pullback is then a Hessian-vector product, computed
+    forward over reverse.
 
     >>> import numpy as np, adsrc
     >>> def f(x):
@@ -94,17 +136,22 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
     >>> value.tolist(), float(pullback(np.array([1.0, 1.0])))
     ([3.0, 6.0], 3.0)
     """
+    wrt = choose_wrt(wrt, argnums)
     if isinstance(func, Derivative):
+        if has_aux:
+            raise func.refuse("has_aux=True in vjp", "it needs a function that returns (output, aux), and a "
+                                                     "derivative returns gradients")
         return _derivative_vjp(func, args, wrt)
     wrt_positions, many = positions(func, wrt)
     values = bind(func, args, {})
     check_differentiable(func, values, wrt_positions)
     adjoint = compile(func, wrt_positions, _mode(eager))
     try:
-        value, first = adjoint.function(*values)
+        returned, first = adjoint.function(*values)
     except RecursionError as error:
         explain(error, func)
         raise
+    value, aux = split_aux(returned, func) if has_aux else (returned, None)
     refuse_complex(func, value, "returned")
     state = {"pullback": first}
 
@@ -120,22 +167,24 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
             raise InvalidArgument(f"the cotangent has shape {np.shape(cotangent)}, but "
                                   f"{func.__name__} returned shape {np.shape(value)}")
         try:
-            grads = backward(cotangent)
+            grads = backward(_aux_cotangent(returned, cotangent) if has_aux else cotangent)
         except Exception as error:
             explain(error, func)
             raise
-        fresh = Fresh(values, cotangent, value)
+        fresh = Fresh(values, cotangent, returned)
         finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
         return finished if many else finished[0]
 
-    return value, pullback
+    return (value, pullback, aux) if has_aux else (value, pullback)
 
 
-def adjoint_source(func: Callable, wrt: Wrt = 0, *, eager: bool = False, optimize: bool = True) -> str:
+def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, eager: bool = False,
+                   optimize: bool = True) -> str:
     """The generated adjoint module's source, as a string.
 
-    ``optimize=False`` shows the raw output of the reverse pass, before the
-    optimizer removes dead code, zero contributions and unread tape entries.
+    ``wrt`` or ``argnums``: as in :func:`value_and_grad`. ``optimize=False``
+    shows the raw output of the reverse pass, before the optimizer removes
+    dead code, zero contributions and unread tape entries.
 
     >>> import adsrc
     >>> def f(x):
@@ -143,6 +192,7 @@ def adjoint_source(func: Callable, wrt: Wrt = 0, *, eager: bool = False, optimiz
     >>> "def f_adjoint(x):" in adsrc.adjoint_source(f)
     True
     """
+    wrt = choose_wrt(wrt, argnums)
     if isinstance(func, Derivative):
         raise func.refuse("adjoint_source", "a second derivative runs the eager adjoint of the function through "
                                             "the second-order pass at call time; print "
@@ -152,31 +202,12 @@ def adjoint_source(func: Callable, wrt: Wrt = 0, *, eager: bool = False, optimiz
 
 
 # ---- second order: grad of a gradient, vjp of a gradient --------------------------------
-def basis(like: Any) -> list[Any]:
-    """Unit tangents, one per element of ``like`` (a float or a float array)."""
-    if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
-        return [1.0]
-    out = []
-    for j in range(np.size(like)):
-        e = np.zeros(np.shape(like), dtype=np.result_type(like, 1.0))
-        e.flat[j] = 1.0
-        out.append(e)
-    return out
-
-
-def columns(parts: list[Any], out_like: Any, in_like: Any) -> Any:
-    """Stack directional derivatives (one per input element) into d out / d in."""
-    shape = np.shape(out_like) + np.shape(in_like)
-    if not shape:
-        return float(parts[0])
-    return np.reshape(np.stack([np.asarray(c) for c in parts], axis=-1), shape)
-
-
 def _value_and_grad_of_derivative(derivative: Derivative, wrt: Wrt) -> Derivative:
     """``value_and_grad`` of a scalar first derivative: forward over reverse, one pass per input element."""
     if derivative.order >= MAX_ORDER:
         raise derivative.refuse("grad", f"adsrc differentiates up to order {MAX_ORDER}, and this is already a "
                                         f"second derivative")
+    derivative.refuse_aux("grad")
     if derivative.with_value or derivative.many:
         raise derivative.refuse("grad", "differentiating a gradient again needs a scalar derivative: "
                                         "grad(f) with a single wrt (use adsrc.hessian for the full matrix)")
@@ -187,14 +218,19 @@ def _value_and_grad_of_derivative(derivative: Derivative, wrt: Wrt) -> Derivativ
         values = tuple(bind(inner, args, kwargs))
         value, grads = None, []
         for q in wrt_positions:
-            parts = []
-            for e in basis(values[q]):
-                tangents = tuple(e if i == q else None for i in range(len(values)))
-                value, tangent = jvp(derivative, values, tangents)
-                if np.ndim(value) != 0:
-                    raise NonScalarOutput(derivative.describe(), np.shape(value), derivative.where)
-                parts.append(tangent)
-            grads.append(columns(parts, value, values[q]))
+            leaves, unflatten = flatten(values[q])
+            blocks = []
+            for k, leaf in enumerate(leaves):
+                parts = []
+                for e in unit_vectors(leaf):
+                    direction = unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(leaves)])
+                    tangents = tuple(direction if i == q else None for i in range(len(values)))
+                    value, tangent = jvp(derivative, values, tangents)
+                    if np.ndim(value) != 0 or isinstance(value, (tuple, list, dict)):
+                        raise NonScalarOutput(derivative.describe(), np.shape(value), derivative.where)
+                    parts.append(tangent)
+                blocks.append(stack_columns(parts, value, leaf))
+            grads.append(unflatten(blocks))
         if value is None:
             value = derivative(*values)
         return value, (tuple(grads) if many else grads[0])
@@ -207,6 +243,7 @@ def _derivative_vjp(derivative: Derivative, args: tuple, wrt: Wrt) -> tuple[Any,
     symmetric), which is the jvp of ``grad(f, wrt=P)`` in the direction ``v`` at the positions ``Q``."""
     if derivative.order >= MAX_ORDER or derivative.with_value:
         raise derivative.refuse("vjp", "adsrc takes the vjp of a plain gradient, grad(f), up to second order")
+    derivative.refuse_aux("vjp")
     func = derivative.root
     wrt_positions, many = positions(func, wrt)
     values = tuple(bind(func, args, {}))
@@ -226,22 +263,46 @@ def _derivative_vjp(derivative: Derivative, args: tuple, wrt: Wrt) -> tuple[Any,
     return value, pullback
 
 
+def _nested_pullback(derivative: Derivative, args: tuple, wrt: tuple[int, ...]) -> tuple[Any, Callable]:
+    """A derivative called inside a differentiated function: its vjp, with a tuple of gradients."""
+    if not wrt:
+        return derivative(*args), lambda cotangent: ()
+    value, pullback = _derivative_vjp(derivative, args, wrt)
+    return value, pullback
+
+
+Derivative._pullback = _nested_pullback
+Derivative._pushforward = lambda derivative, args, tangents: jvp(derivative, args, tangents)
+
+
 # ---- the decorator -------------------------------------------------------------------------
 class Differentiated:
     """What ``@adsrc.differentiate`` returns: call it for gradients.
 
     ``.value_and_grad(*args)`` returns the value too, ``.source`` is the
     generated adjoint's source and ``__wrapped__`` is the original function.
+    With ``has_aux=True`` a call returns ``(gradient, aux)`` and
+    ``.value_and_grad`` returns ``((loss, aux), gradient)``.
+
+    >>> import adsrc
+    >>> @adsrc.differentiate(wrt="w")
+    ... def loss(w, x):
+    ...     return w * x
+    >>> float(loss(2.0, 3.0)), [float(v) for v in loss.value_and_grad(2.0, 3.0)]
+    (3.0, [6.0, 3.0])
     """
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, eager: bool | None = None):
+    def __init__(self, func: Callable, wrt: Wrt | None = None, eager: bool | None = None, *,
+                 argnums: Wrt | None = None, has_aux: bool = False):
         functools.update_wrapper(self, func)
-        self.wrt = wrt
+        self.wrt = choose_wrt(wrt, argnums)
         self.eager = eager
-        self._value_and_grad = value_and_grad(func, wrt, eager=eager)
+        self.has_aux = has_aux
+        self._value_and_grad = value_and_grad(func, self.wrt, eager=eager, has_aux=has_aux)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._value_and_grad(*args, **kwargs)[1]
+        value, gradient = self._value_and_grad(*args, **kwargs)
+        return (gradient, value[1]) if self.has_aux else gradient
 
     def value_and_grad(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         return self._value_and_grad(*args, **kwargs)
@@ -251,11 +312,16 @@ class Differentiated:
         return adjoint_source(self.__wrapped__, self.wrt, eager=resolve_eager(self.eager))
 
     def __repr__(self) -> str:
-        return f"<adsrc.differentiate of {self.__wrapped__.__name__}, wrt={self.wrt!r}>"
+        aux = ", has_aux=True" if self.has_aux else ""
+        return f"<adsrc.differentiate of {self.__wrapped__.__name__}, wrt={self.wrt!r}{aux}>"
 
 
-def differentiate(func: Callable | None = None, *, wrt: Wrt = 0, eager: bool | None = None):
-    """Decorator: ``@differentiate`` or ``@differentiate(wrt=(0, 1), eager=False)``.
+def differentiate(func: Callable | None = None, *, wrt: Wrt | None = None, argnums: Wrt | None = None,
+                  eager: bool | None = None, has_aux: bool = False):
+    """Decorator: ``@differentiate`` or ``@differentiate(wrt=(0, 1), eager=False, has_aux=False)``.
+
+    The options are those of :func:`value_and_grad` (``argnums`` is an alias
+    of ``wrt``); see :class:`Differentiated` for what it returns.
 
     >>> import adsrc
     >>> @adsrc.differentiate
@@ -263,7 +329,14 @@ def differentiate(func: Callable | None = None, *, wrt: Wrt = 0, eager: bool | N
     ...     return w * w
     >>> float(loss(3.0))
     6.0
+    >>> @adsrc.differentiate(has_aux=True)
+    ... def loss_and_count(w):
+    ...     return w * w, "one step"
+    >>> gradient, aux = loss_and_count(3.0)
+    >>> float(gradient), aux
+    (6.0, 'one step')
     """
+    wrt = choose_wrt(wrt, argnums)
     if func is None:
-        return lambda f: Differentiated(f, wrt, eager)
-    return Differentiated(func, wrt, eager)
+        return lambda f: Differentiated(f, wrt, eager, has_aux=has_aux)
+    return Differentiated(func, wrt, eager, has_aux=has_aux)

@@ -14,10 +14,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InvalidArgument
-from .arguments import Wrt, bind, positions
+from .arguments import Wrt, bind, check_differentiable, choose_wrt, positions
 from .derivative import Derivative
 from .forward import jvp
-from .gradients import basis, columns, grad, vjp
+from .gradients import grad, vjp
+from .trees import flatten, is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 
 
 def _root(func: Callable) -> Callable:
@@ -25,11 +26,13 @@ def _root(func: Callable) -> Callable:
     return func.root if isinstance(func, Derivative) else func
 
 
-def hvp(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
+def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable[..., Any]:
     """``hvp(f)(*args, v)``: the Hessian of scalar ``f`` (w.r.t. ``wrt``) times ``v``, forward over reverse.
 
-    ``v`` is the last positional argument; with a tuple ``wrt`` it is a tuple
-    of directions and the result a tuple.
+    ``wrt`` (or ``argnums``, its alias; position 0 by default) is a parameter
+    position or name, or a tuple or list of them. ``v`` is the last positional
+    argument, shaped like the argument (a dict for a dict); with a tuple
+    ``wrt`` it is a tuple of directions and the result a tuple.
 
     >>> import numpy as np, adsrc
     >>> def f(x):
@@ -37,6 +40,7 @@ def hvp(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
     >>> adsrc.hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
     [6.0, 0.0]
     """
+    wrt = choose_wrt(wrt, argnums)
     gradient = grad(func, wrt)
     wrt_positions, many = positions(func, wrt)
 
@@ -52,71 +56,126 @@ def hvp(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
     return run
 
 
-def hessian(func: Callable, wrt: Wrt = 0) -> Callable[..., Any]:
-    """The Hessian of scalar ``func``: shape ``x.shape + x.shape`` (a tuple of tuples for a tuple ``wrt``).
+def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable[..., Any]:
+    """The Hessian of scalar ``func``, forward over reverse, nested as JAX nests it.
+
+    For an array ``x`` it has shape ``x.shape + x.shape``. For structured
+    arguments it is the argument's structure nested twice: ``H[i][j]`` is
+    the block ``d2f / dx_i dx_j`` of shape ``x_i.shape + x_j.shape``, where
+    ``i`` and ``j`` are positions in a tuple ``wrt`` (or ``argnums``), indices
+    of a tuple or list argument, or keys of a dict argument (and both, for a
+    tuple ``wrt`` of dicts: ``H[i][key_i][j][key_j]``).
 
     >>> import numpy as np, adsrc
     >>> def f(x):
     ...     return x[0] * x[1]
     >>> adsrc.hessian(f)(np.array([1.0, 2.0])).tolist()
     [[0.0, 1.0], [1.0, 0.0]]
+    >>> def g(p):
+    ...     return p["a"] ** 2 * p["b"]
+    >>> H = adsrc.hessian(g)({"a": 1.0, "b": 3.0})
+    >>> H["a"]["a"], H["a"]["b"], H["b"]["b"]
+    (6.0, 2.0, 0.0)
     """
-    wrt_positions, many = positions(func, wrt)
-    return jacobian(grad(func, wrt), wrt if many else wrt_positions[0], mode="fwd")
+    wrt = choose_wrt(wrt, argnums)
+    if isinstance(func, Derivative):
+        func.refuse_aux("hessian")
+    return jacobian(grad(func, wrt), wrt, mode="fwd")
 
 
-def jacobian(func: Callable, wrt: Wrt = 0, *, mode: str = "rev") -> Callable[..., Any]:
-    """``d func / d args[wrt]``, of shape ``output.shape + input.shape``.
+def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+             mode: str = "rev") -> Callable[..., Any]:
+    """``d func / d args[wrt]``: blocks of shape ``output.shape + input.shape``, nested as JAX nests them.
 
-    ``mode="rev"`` builds it row by row through ``vjp`` (good for few
-    outputs), ``mode="fwd"`` column by column through ``jvp`` (good for few
-    inputs). The Jacobian of a gradient (a Hessian) is always built forward
-    over reverse. Outputs must be arrays or floats (or a tuple of them, from a
-    gradient with a tuple ``wrt``).
+    ``wrt`` (or ``argnums``, its alias; position 0 by default) is a parameter
+    position or name, or a tuple or list of them. The result has the
+    structure of the output; each output leaf holds the structure of the
+    arguments (a tuple over a tuple ``wrt``, inside it each argument's own
+    tuple, list or dict), and each input leaf there holds the block
+    ``d output_leaf / d input_leaf``. ``mode="rev"`` builds it row by row
+    through ``vjp`` (good for few outputs), ``mode="fwd"`` column by column
+    through ``jvp`` (good for few inputs). The Jacobian of a gradient (a
+    Hessian) is always built forward over reverse.
 
     >>> import numpy as np, adsrc
     >>> def f(x):
     ...     return 2.0 * x
     >>> adsrc.jacobian(f)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 2.0]]
+    >>> def g(x, y):
+    ...     return {"sum": x + y, "product": x * y}
+    >>> J = adsrc.jacobian(g, argnums=(0, 1))(2.0, 3.0)
+    >>> J["sum"], J["product"]
+    ((1.0, 1.0), (3.0, 2.0))
     """
     if mode not in ("rev", "fwd"):
         raise InvalidArgument(f"mode must be 'rev' or 'fwd', not {mode!r}")
+    wrt = choose_wrt(wrt, argnums)
+    if isinstance(func, Derivative):
+        func.refuse_aux("jacobian")
     wrt_positions, many = positions(_root(func), wrt)
     forward = mode == "fwd" or isinstance(func, Derivative)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         values = tuple(bind(_root(func), args, kwargs))
-        blocks = [_forward_block(func, values, q) for q in wrt_positions] if forward else \
-            _reverse_blocks(func, values, wrt_positions)
-        if not many:
-            return blocks[0]
-        return tuple(zip(*blocks)) if isinstance(blocks[0], tuple) else tuple(blocks)
+        check_differentiable(_root(func), values, wrt_positions)
+        inputs = [flatten(values[q]) for q in wrt_positions]
+        if forward:
+            value, blocks = _forward_blocks(func, values, wrt_positions, inputs)
+        else:
+            value, blocks = _reverse_blocks(func, values, wrt_positions, inputs)
+        out_leaves, out_unflatten = flatten(value)
+        nested = []
+        for k in range(len(out_leaves)):  # blocks[k][p][n]: output leaf k, the p-th wrt, its input leaf n
+            per_argument = tuple(unflatten(blocks[k][p]) for p, (_, unflatten) in enumerate(inputs))
+            nested.append(per_argument if many else per_argument[0])
+        return out_unflatten(nested)
 
     return run
 
 
-def _forward_block(func: Callable, values: tuple, q: int) -> Any:
-    """d output / d values[q], one jvp per element of values[q]; a tuple output gives a tuple of blocks."""
-    outputs = []
+def _forward_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],
+                    inputs: list[tuple[list, Callable]]) -> tuple[Any, list]:
+    """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: one jvp per input element."""
+    columns: list[list[list[list[Any]]]] = []  # [p][n][e] -> the tangent's leaves
     value = None
-    for e in basis(values[q]):
-        tangents = tuple(e if i == q else None for i in range(len(values)))
-        value, tangent = jvp(func, values, tangents)
-        outputs.append(tangent)
-    if isinstance(value, tuple):
-        return tuple(columns([o[k] for o in outputs], value[k], values[q]) for k in range(len(value)))
-    return columns(outputs, value, values[q])
+    for q, (leaves, unflatten) in zip(wrt_positions, inputs):
+        per_leaf = []
+        for k, leaf in enumerate(leaves):
+            tangents_out = []
+            for e in unit_vectors(leaf):
+                direction = unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(leaves)])
+                value, tangent = jvp(func, values, tuple(direction if i == q else None for i in range(len(values))))
+                tangents_out.append(flatten(tangent)[0])
+            per_leaf.append(tangents_out)
+        columns.append(per_leaf)
+    if value is None:  # no input element at all
+        value = func(*values)
+    out_leaves = flatten(value)[0]
+    blocks = [[[stack_columns([t[k] for t in columns[p][n]], out, leaf) for n, leaf in enumerate(inputs[p][0])]
+               for p in range(len(inputs))] for k, out in enumerate(out_leaves)]
+    return value, blocks
 
 
-def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...]) -> list[Any]:
+def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],
+                    inputs: list[tuple[list, Callable]]) -> tuple[Any, list]:
+    """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: one vjp per output element."""
     value, pullback = vjp(func, *values, wrt=wrt_positions)
-    if isinstance(value, (list, tuple, dict)):
-        raise InvalidArgument("jacobian: the function must return an array or a float")
-    rows = [pullback(e if isinstance(e, np.ndarray) else np.float64(e)) for e in basis(value)]
+    out_leaves, out_unflatten = flatten(value)
     blocks = []
-    for k, i in enumerate(wrt_positions):
-        shape = np.shape(value) + np.shape(values[i])
-        mine = [r[k] for r in rows]
-        blocks.append(float(mine[0]) if not shape else np.reshape(np.stack([np.asarray(m) for m in mine]), shape))
-    return blocks
+    for k, out in enumerate(out_leaves):
+        if not is_float_leaf(out):  # an integer (or other) output is piecewise constant: zero blocks, as in "fwd"
+            blocks.append([[_zero_block(out, x) for x in leaves] for leaves, _ in inputs])
+            continue
+        rows = []  # [e][p] -> the gradient's leaves
+        for e in unit_vectors(out):
+            grads = pullback(out_unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(out_leaves)]))
+            rows.append([flatten(g)[0] for g in grads])
+        blocks.append([[stack_rows([r[p][n] for r in rows], out, leaf) for n, leaf in enumerate(inputs[p][0])]
+                       for p in range(len(inputs))])
+    return value, blocks
+
+
+def _zero_block(out: Any, x: Any) -> Any:
+    shape = np.shape(out) + np.shape(x)
+    return np.zeros(shape) if shape else 0.0

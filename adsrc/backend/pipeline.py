@@ -36,7 +36,8 @@ from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
 from ..frontend.fence import check_syntax
-from ..frontend.parse import _MISSING, Parsed, parse_function, resolve_outside
+from ..frontend.maps import rewrite_maps
+from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
 from ..ir.naming import Namer, free_names
 from ..optimize import Context
@@ -52,7 +53,7 @@ from .codegen import load, module_source
 RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "written_tangent", "detached", "loop_length",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
-                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of")
+                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call")
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
 
     # The front end, shared by both modes.
+    rewrite_maps(parsed, namer, node, local_names(node))
     node = desugar(parsed, namer, runtime)
     resolver = CalleeResolver(parsed, local_names(node))
     activity = analyze(node, set(wrt_names), resolver.resolve, every_variable_useful=mode.forward)
@@ -211,7 +213,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     aliases = write_aliases(node, parsed.where)
 
     # The transform.
-    label = func.__name__.replace("<lambda>", "lambda")
+    label = func.__name__.replace("<lambda>", "lambda").strip("_") or "function"
     if mode.forward:
         transform = Forward(parsed, namer, activity, wrt_names, runtime)
         generated_name = namer.fresh(f"{label}_jvp")
@@ -305,8 +307,12 @@ cache = CompileCache()
 def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compiled:  # noqa: A001
     """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed.
 
+    A bound method, ``functools.partial`` or callable instance compiles as the function it runs; ``wrt``
+    and the compiled function's parameters then count the arguments it binds first (frontend/parse.py).
     A checkpointed function (``adsrc.checkpoint(f)``) compiles as ``f``: recomputing is its callers' choice;
     ``checkpoint_loop`` as a function that calls it.
     """
     func = compiled_as(func)
+    if not inspect.isfunction(func):
+        func = bound_parts(func)[0]
     return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))

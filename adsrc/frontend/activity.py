@@ -56,8 +56,8 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
     def visit(node: gast.AST) -> None:
         if isinstance(node, gast.Name):
             found.add(node.id)
-        elif isinstance(node, (gast.Compare, gast.BoolOp)):
-            return
+        elif isinstance(node, (gast.Compare, gast.BoolOp, gast.Lambda)):
+            return  # a lambda (a key= of sorted) is a function, not a value that carries a gradient
         elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
             return
         elif isinstance(node, gast.Subscript):
@@ -74,6 +74,8 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
                 return
             if isinstance(node.func, gast.Attribute):
                 visit(node.func.value)
+            elif not isinstance(node.func, gast.Name) or target is None:
+                visit(node.func)  # a value called (f(x) with f a parameter, layers[i](h)): it may hold weights
             for arg in node.args:
                 visit(arg)
             for kw in node.keywords:

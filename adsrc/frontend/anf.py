@@ -24,6 +24,7 @@ Also here, because they need to know what is active:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +42,7 @@ from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import call, const, located, name, store
 from ..ir.naming import Namer, hint_for, stored_names
-from .parse import _MISSING, Parsed
+from .parse import _MISSING, Parsed, bound_parts, signature_of
 
 BINARY = {
     gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
@@ -91,7 +92,8 @@ class Prim:
     kind is ``"rule"`` (a registered primitive), ``"copy"`` (``t = a``),
     ``"pack"`` (a tuple, list or dict literal; ``keys`` are its positions or
     keys), ``"append"`` (``xs + [v]``), ``"call"`` (a user function,
-    differentiated by its own adjoint) or ``"write"`` (``x[i] = v``, in place;
+    differentiated by its own adjoint), ``"dynamic"`` (a call of a value: a
+    function passed in, a method of an object, resolved when it runs) or ``"write"`` (``x[i] = v``, in place;
     ``args`` are ``[x, i, v]``, the index as a value).
     ``args`` are the value expressions the vjp receives after ``(g, ans)``.
     """
@@ -106,6 +108,22 @@ class Prim:
     # For a rule: the name of each positional argument where the call named it
     # (``max`` in ``x.clip(max=hi)``), for messages.
     names: dict[int, str] = field(default_factory=dict)
+    # For a call of a value (``"dynamic"``): ``args`` are ``[callee or object, *atoms]``; ``method`` is the
+    # attribute called on the object, ``starred``/``mapping`` the positions of ``*xs``/``**kw`` atoms.
+    method: str | None = None
+    starred: tuple = ()
+    mapping: tuple = ()
+
+
+def call_site(prim: Prim, where: str) -> tuple[str, str]:
+    """A ``"dynamic"`` call's label (for names: the method, or the callee variable) and the options
+    that describe it to ``adjoint_of_call`` / ``jvp_of_call`` in the generated module's header."""
+    label = prim.method or (prim.args[0].id if isinstance(prim.args[0], gast.Name) else "call")
+    options = f"where={where!r}"
+    options += f", method={prim.method!r}" if prim.method else ""
+    options += f", starred={prim.starred!r}" if prim.starred else ""
+    options += f", mapping={prim.mapping!r}" if prim.mapping else ""
+    return label, options
 
 
 def argument_label(prim: Prim, index: int) -> str:
@@ -366,10 +384,11 @@ class ANF(CalleeResolver):
             return value, self.rule(operator.getitem, [base, index_value], node)
         if isinstance(node, gast.Attribute):
             func = registry.attribute_primitive(node.attr)
-            if func is None:
-                raise NoGradientRule(f"the attribute .{node.attr}", self.where(node))
             base = self.expr(node.value)
-            return gast.Attribute(value=base, attr=node.attr, ctx=gast.Load()), self.rule(func, [base], node)
+            value = gast.Attribute(value=base, attr=node.attr, ctx=gast.Load())
+            if func is None:  # an attribute of a structure: self.w, params.b
+                return value, self.rule(getattr, [base, const(node.attr)], node)
+            return value, self.rule(func, [base], node)
         if isinstance(node, gast.Call):
             return self.call(node)
         if isinstance(node, (gast.Tuple, gast.List)):
@@ -396,12 +415,29 @@ class ANF(CalleeResolver):
         method = isinstance(func, gast.Attribute) and not self.global_chain(func.value)
         obj = self.resolve_callee(func)
         label = _source_of(func)
+        spread = any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         if obj is None:
-            if method:
-                raise NoGradientRule(f"the method .{func.attr}()", self.where(node),
-                                     f"adsrc.rules.registry.defmethod({func.attr!r}, f) with a function f "
-                                     f"that has a rule")
+            if method and func.attr in _CONTAINER_METHODS:
+                raise NoGradientRule(f"the method .{func.attr}() of a dict, list, tuple or str", self.where(node),
+                                     "a loop over list(d) that reads d[k] for a dict's values, or a list "
+                                     "literal or comprehension for a list's")
+            if method or isinstance(func, gast.Name) and func.id in self.locals \
+                    or not isinstance(func, (gast.Name, gast.Attribute)):
+                return self.dynamic(node, method)  # a value called: f(y), self.predict(X), layers[i](h)
             raise NoGradientRule(label, self.where(node))
+        if inspect.isclass(obj) and (issubclass(obj, tuple) and hasattr(obj, "_fields")
+                                     or dataclasses.is_dataclass(obj)) and not spread:
+            return self.construct(obj, node, label)
+        if registry.lookup(obj) is not None and any(isinstance(a, gast.Starred) for a in node.args):
+            raise UnsupportedSyntax(f"passing *args or **kwargs to {label} with differentiable values",
+                                    self.where(node), "pass each argument by itself, positionally")
+        if spread and registry.lookup(obj) is None or not inspect.isfunction(obj) and registry.lookup(obj) is None \
+                and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
+                and not recomputes(obj):  # a checkpointed function is linked below, as a user function
+            target = bound_parts(obj)[0]
+            if not inspect.isfunction(target) and registry.lookup(target) is None:
+                raise NoGradientRule(label, self.where(node))
+            return self.dynamic(node, False)  # a bound method, a partial, a callable object, or f(*xs)
         args = [self.expr(a) for a in node.args]
         keywords = self.keywords(node.keywords)
         if method:
@@ -417,6 +453,66 @@ class ANF(CalleeResolver):
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
         raise NoGradientRule(label, self.where(node))
+
+    def construct(self, cls: type, node: gast.Call, label: str) -> tuple[gast.expr, Prim]:
+        """``Params(w, b=b0)`` of a NamedTuple or dataclass: a pack of its fields, by field (the
+        cotangent of a NamedTuple is a tuple, of a dataclass a dict keyed by field name)."""
+        namedtuple = issubclass(cls, tuple)
+        if not namedtuple:
+            if not cls.__dataclass_params__.init or hasattr(cls, "__post_init__"):
+                raise UnsupportedSyntax(f"constructing the dataclass {label} from differentiable values, whose "
+                                        f"{'__post_init__' if cls.__dataclass_params__.init else '__init__'} "
+                                        f"may change what its fields hold", self.where(node),
+                                        "compute the fields first and construct it without __post_init__, "
+                                        "or use a NamedTuple")
+        fields = list(cls._fields) if namedtuple else \
+            [f.name for f in dataclasses.fields(cls) if f.init]
+        try:
+            bound = inspect.signature(cls).bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except (TypeError, ValueError) as error:
+            raise UnsupportedSyntax(f"this call of {label} ({error})", self.where(node)) from None
+        atoms, keywords = [], []
+        for field_name in fields:
+            value = bound.arguments.get(field_name)
+            if value is None:
+                default = inspect.signature(cls).parameters[field_name].default
+                if not isinstance(default, (int, float, complex, str, bool, type(None))):
+                    raise UnsupportedSyntax(f"the default value of {label}'s field {field_name}", self.where(node),
+                                            "pass it explicitly")
+                value = const(default)
+            atom = self.expr(value)
+            atoms.append(atom)
+            keywords.append(gast.keyword(arg=field_name, value=atom))
+        keys = [const(i) for i in range(len(fields))] if namedtuple else [const(f) for f in fields]
+        return gast.Call(func=node.func, args=[], keywords=keywords), Prim("pack", atoms, keys=keys)
+
+    def dynamic(self, node: gast.Call, method: bool) -> tuple[gast.expr, Prim]:
+        """A call whose callee is a value, resolved when it runs (calls.py): ``[callee, *atoms]``, or
+        ``[obj, *atoms]`` with ``method`` the attribute called on ``obj``."""
+        func = node.func
+        first = self.expr(func.value if method else func)
+        atoms, forward_args, starred, mapping = [], [], [], []
+        for arg in node.args:
+            if isinstance(arg, gast.Starred):
+                atom = self.expr(arg.value)
+                starred.append(len(atoms) + 1)
+                forward_args.append(gast.Starred(value=atom, ctx=gast.Load()))
+            else:
+                atom = self.expr(arg)
+                forward_args.append(atom)
+            atoms.append(atom)
+        keywords = []
+        for k in node.keywords:
+            atom = self.expr(k.value)
+            if k.arg is None:
+                mapping.append(len(atoms) + 1)
+                atoms.append(atom)
+            keywords.append(gast.keyword(arg=k.arg, value=atom))
+        callee = gast.Attribute(value=first, attr=func.attr, ctx=gast.Load()) if method else first
+        forward = gast.Call(func=callee, args=forward_args, keywords=keywords)
+        prim = Prim("dynamic", [first] + atoms, [k for k in keywords if k.arg is not None],
+                    method=func.attr if method else None, starred=tuple(starred), mapping=tuple(mapping))
+        return forward, prim
 
     def rule_call(self, func: Any, args: list[gast.expr], keywords: list[gast.keyword], node: gast.Call,
                   label: str, method: str | None = None) -> tuple[Prim, list[gast.expr], list[gast.keyword]]:
@@ -495,7 +591,7 @@ class ANF(CalleeResolver):
     def bind(self, callee: Any, args: list, keywords: list, node: gast.AST) -> list[gast.expr]:
         """A user call's arguments, in parameter order, with defaults filled in."""
         try:
-            signature = inspect.signature(callee, follow_wrapped=False)
+            signature = signature_of(callee)
             bound = signature.bind(*args, **{k.arg: k.value for k in keywords})
         except (TypeError, ValueError) as error:
             raise UnsupportedSyntax(f"this call of {callee.__name__} ({error})", self.where(node)) from None
@@ -528,6 +624,12 @@ class ANF(CalleeResolver):
                     gast.Tuple(elts=[p[1] for p in pairs], ctx=gast.Load()))
         atom = self.expr(node)
         return atom, atom
+
+
+# Methods of Python's own containers: without a rule of their own, a call of one on a differentiated value is
+# refused before anything runs (a user object's method of the same name is refused with them).
+_CONTAINER_METHODS = frozenset(name for kind in (dict, list, tuple, str, set) for name in dir(kind)
+                               if not name.startswith("_"))
 
 
 def _source_of(node: gast.AST) -> str:

@@ -590,9 +590,6 @@ class SyntaxFence(gast.NodeVisitor):
             for arg in node.args[1:]:
                 self.visit(arg)
             return
-        for arg in node.args:
-            if isinstance(arg, gast.Starred):
-                self.fail(arg, "a starred argument (f(*xs))")
         for kw in node.keywords:
             if kw.arg == "out":
                 self.fail(kw.value, "out= (writing into an existing array)", "use the returned value instead")
@@ -612,7 +609,15 @@ class SyntaxFence(gast.NodeVisitor):
                 and not isinstance(self.static(func.value), types.ModuleType):
             self.fail(node, f"the in-place method .{func.attr}()", "it changes its object, so gradients "
                       "would be wrong; build a new value instead (a list literal, np.concatenate, np.where, np.sort, ...)")
-        self.generic_visit(node)
+        self.visit(func)
+        for arg in node.args:  # f(*xs) spreads a sequence into arguments, as Python does
+            self.visit(arg.value if isinstance(arg, gast.Starred) else arg)
+        ranks = target in (builtins.sorted, builtins.min, builtins.max)
+        for kw in node.keywords:
+            if ranks and kw.arg == "key" and isinstance(kw.value, gast.Lambda):
+                self.visit(kw.value.body)  # a key only ranks: it runs as written, carrying no gradient
+                continue
+            self.visit(kw.value)
 
 
 def _out_position(target: object, method: bool = False) -> int | None:
@@ -650,9 +655,6 @@ def check_syntax(parsed: Parsed) -> None:
     """Raise UnsupportedSyntax for the first unsupported construct in the function."""
     if isinstance(parsed.node, gast.AsyncFunctionDef):
         raise UnsupportedSyntax("an async function (async def)", parsed.where(parsed.node))
-    args = parsed.node.args
-    if args.kwarg is not None:
-        raise UnsupportedSyntax("**kwargs parameters", parsed.where(parsed.node))
     fence = SyntaxFence(parsed)
     for stmt in parsed.node.body:
         fence.visit_top_level(stmt)

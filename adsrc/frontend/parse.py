@@ -16,14 +16,18 @@ tuple), are listed in ``args.args`` along with the others. An ``async def`` is r
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
+import os
+import sysconfig
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
 
-from ..errors import SourceUnavailable
+from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..ir.build import lambda_as_def
 
 _MISSING = object()
@@ -81,6 +85,101 @@ def closure_values(func: Callable) -> dict[str, Any]:
     return values
 
 
+_LIBRARY_PATHS = tuple(sorted({os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+                               for key in ("stdlib", "platstdlib", "purelib", "platlib")}))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+
+
+def _in_library(func: Callable) -> bool:
+    """Whether a Python function comes from an installed library, the standard library or adsrc itself
+    (adsrc calls those primitives: a rule or nothing, never their source)."""
+    filename = os.path.realpath(func.__code__.co_filename)
+    return filename.startswith(_LIBRARY_PATHS) or filename.startswith(_PACKAGE)
+
+
+def forwards_everything(func: Callable) -> bool:
+    """A ``functools.wraps`` wrapper that takes ``(*args, **kwargs)`` and stands for the function it wraps."""
+    if not inspect.isfunction(func) or not hasattr(func, "__wrapped__"):
+        return False
+    kinds = [p.kind for p in inspect.signature(func, follow_wrapped=False).parameters.values()]
+    return kinds in ([inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD],
+                     [inspect.Parameter.VAR_POSITIONAL])
+
+
+def signature_of(func: Callable) -> inspect.Signature:
+    """The signature adsrc binds a call to: a forwarding wrapper's is the wrapped function's."""
+    return inspect.signature(func, follow_wrapped=forwards_everything(func))
+
+
+def _as_wrapped_signature(node: gast.FunctionDef, func: Callable, where: str) -> None:
+    """Give a forwarding wrapper ``def w(*args, **kwargs)`` the wrapped function's parameters, and
+    rebuild ``args`` and ``kwargs`` from them first: the same call, with parameters one can differentiate."""
+    params = list(signature_of(func).parameters.values())
+    own = [node.args.vararg.id] + ([node.args.kwarg.id] if node.args.kwarg is not None else [])
+    used = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    clash = sorted(p.name for p in params if p.name in used or p.name in own)
+    if clash:
+        raise UnsupportedSyntax(f"the wrapper {func.__name__}(*args, **kwargs) that also uses the names "
+                                f"{', '.join(clash)} of the function it wraps", where,
+                                "rename the wrapper's own variables")
+
+    def load(name: str) -> gast.Name:
+        return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+    positional, keywords, mapping = [], [], []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional.append(load(p.name))
+        elif p.kind is p.VAR_POSITIONAL:
+            positional.append(gast.Starred(value=load(p.name), ctx=gast.Load()))
+        elif p.kind is p.KEYWORD_ONLY:
+            keywords.append(p.name)
+        else:
+            mapping.append(p.name)
+    prologue = [gast.Assign(targets=[gast.Name(id=own[0], ctx=gast.Store(), annotation=None, type_comment=None)],
+                            value=gast.Tuple(elts=positional, ctx=gast.Load()), type_comment=None)]
+    if len(own) > 1:
+        keys = [gast.Constant(value=k, kind=None) for k in keywords] + [None] * len(mapping)
+        prologue.append(gast.Assign(targets=[gast.Name(id=own[1], ctx=gast.Store(), annotation=None,
+                                                       type_comment=None)],
+                                    value=gast.Dict(keys=keys, values=[load(k) for k in keywords + mapping]),
+                                    type_comment=None))
+    elif keywords or mapping:
+        raise UnsupportedSyntax(f"the wrapper {func.__name__}(*args) of a function with keyword-only "
+                                f"parameters", where)
+    for stmt in prologue:
+        gast.copy_location(stmt, node)
+        for child in gast.walk(stmt):
+            gast.copy_location(child, node)
+    node.body = prologue + node.body
+    node.args = gast.arguments(
+        args=[gast.Name(id=p.name, ctx=gast.Param(), annotation=None, type_comment=None) for p in params],
+        posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def bound_parts(func: Any) -> tuple[Any, tuple, dict]:
+    """The Python function a callable runs, with the arguments it passes first and the keywords it adds.
+
+    A bound method passes its object (``model.loss`` runs ``Model.loss(model, ...)``), a
+    ``functools.partial`` its stored arguments, a callable instance itself to ``type(obj).__call__``.
+    Anything else comes back as it is, with nothing bound.
+    """
+    prefix: tuple = ()
+    keywords: dict = {}
+    for _ in range(16):
+        if isinstance(func, types.MethodType):
+            prefix, func = (func.__self__,) + prefix, func.__func__
+        elif isinstance(func, functools.partial):
+            prefix, keywords, func = tuple(func.args) + prefix, {**func.keywords, **keywords}, func.func
+        elif not inspect.isroutine(func) and not inspect.isclass(func) \
+                and inspect.isfunction(getattr(type(func), "__call__", None)) \
+                and not _in_library(type(func).__call__):
+            prefix, func = (func,) + prefix, type(func).__call__
+        else:
+            break
+    return func, prefix, keywords
+
+
 def parse_function(func: Callable) -> Parsed:
     name = getattr(func, "__name__", repr(func))
     if not inspect.isfunction(func):
@@ -112,10 +211,13 @@ def parse_function(func: Callable) -> Parsed:
             if hasattr(child, "col_offset") and child.col_offset is not None:
                 child.col_offset += indent
     node.decorator_list = []
+    if forwards_everything(func):
+        _as_wrapped_signature(node, func, f"{filename}:{node.lineno}")
     args = node.args
     star = [args.vararg] if args.vararg is not None else []  # *args arrives as one tuple
-    args.args = list(args.posonlyargs) + list(args.args) + star + list(args.kwonlyargs)
-    args.vararg = None
+    double = [args.kwarg] if args.kwarg is not None else []  # **kwargs as one dict
+    args.args = list(args.posonlyargs) + list(args.args) + star + list(args.kwonlyargs) + double
+    args.vararg = args.kwarg = None
     args.posonlyargs, args.kwonlyargs, args.kw_defaults, args.defaults = [], [], [], []
     return Parsed(func, node, filename, first_line, indent, closure_values(func))
 

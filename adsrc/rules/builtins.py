@@ -1,4 +1,8 @@
-"""Python builtins: abs, pow, float, sum, and max/min of several values.
+"""Python builtins: abs, pow, float, sum, max/min of several values, sorted, and getattr.
+
+``getattr(obj, name)`` (and ``obj.name`` on a structure: a model's
+``self.w``, a NamedTuple's or dataclass's field) sends the cotangent to that
+attribute of ``obj``'s cotangent (values/pytrees.py).
 
 ``max(a, b, c)`` sends the cotangent to the winning argument; tied winners
 share it evenly. ``max(seq)`` and ``sum(seq)`` of one sequence return a list
@@ -13,14 +17,18 @@ import builtins
 import numpy as np
 
 from .registry import defjvp, defvjp, lookup
+from ..values.pytrees import attribute_cotangent, attribute_tangent
 from ._tangent import dense
-from ._util import cast_like, note, unbroadcast, variadic, zero
+from ._util import broadcast_like, cast_like, is_array, note, unbroadcast, variadic, zero
 from .elementwise import _power_dx, _power_dy, _power_jvp_x, _power_jvp_y
 
 _MAX_ARGS = 16
 _NAMES = ("a", "b", "c", "d", "e", "f", "h", "k")  # then arg8, arg9, ...
 
 defvjp(builtins.abs, lambda g, ans, x: g * np.sign(x))
+defvjp(builtins.getattr, lambda g, ans, obj, name, default=None: attribute_cotangent(g, obj, name), None, None)
+defjvp(builtins.getattr, lambda t, ans, obj, name, default=None: attribute_tangent(t, obj, name), None, None,
+       piecewise_linear=True)
 defvjp(builtins.float, lambda g, ans, x: cast_like(g, x))
 
 
@@ -37,32 +45,84 @@ defvjp(builtins.pow, _pow_dbase, _pow_dexp)
 
 
 def _sum_dseq(g, ans, iterable, start=0):
-    if isinstance(iterable, np.ndarray):
-        return np.broadcast_to(g, np.shape(iterable))
+    if is_array(iterable):
+        return broadcast_like(g, iterable)
     return [unbroadcast(g, item) for item in iterable]
 
 
 defvjp(builtins.sum, _sum_dseq, lambda g, ans, iterable, start=0: unbroadcast(g, start))
 
 
+def _winner(items, ans) -> int:
+    """The position of the item max/min/sorted returned: Python returns the item itself, so the
+    first one that *is* ``ans`` (a key may rank different values equal; only that one won)."""
+    return next(i for i, v in enumerate(items) if v is ans)
+
+
 def _extremum_vjp(k):
-    """The vjp of argument ``k`` of max/min: g over the number of tied winners."""
+    """The vjp of argument ``k`` of max/min: g over the number of tied winners; with ``key=``, g to
+    the item Python returned."""
 
     def vjp(g, ans, *args, key=None, default=None):
-        rank = key or (lambda v: v)
         if len(args) == 1:  # max(sequence)
             seq = args[0]
-            if isinstance(seq, np.ndarray):
+            if is_array(seq) and key is None:
                 wins = seq == ans
                 return g * wins / int(np.sum(wins))
+            if key is not None and not is_array(seq):
+                won = _winner(seq, ans)
+                return [g if i == won else zero for i in range(len(seq))]
+            rank = key or (lambda v: v)
             wins = [rank(v) == rank(ans) for v in seq]
             share = g / builtins.sum(wins)
             return [share if w else zero for w in wins]
-        if rank(args[k]) != rank(ans):
+        if key is not None:
+            return g if _winner(args, ans) == k else zero
+        if args[k] != ans:
             return zero
-        return g / builtins.sum(1 for v in args if rank(v) == rank(ans))
+        return g / builtins.sum(1 for v in args if v == ans)
 
     return vjp
+
+
+def _sorted_order(ans, iterable, key, reverse) -> list[int]:
+    """Where each item of ``ans = sorted(iterable, key=key, reverse=reverse)`` came from.
+
+    The items of a list or tuple are the objects sorted returned, matched by identity (the key is not
+    called again: it may read variables changed since); an array's by sorting positions the same way.
+    """
+    if not isinstance(iterable, np.ndarray):
+        unused: dict[int, list[int]] = {}
+        for i, item in enumerate(iterable):
+            unused.setdefault(id(item), []).append(i)
+        return [unused[id(item)].pop(0) for item in ans]
+    rank = key or (lambda v: v)
+    return builtins.sorted(range(len(iterable)), key=lambda i: rank(iterable[i]), reverse=reverse)
+
+
+def _sorted_dseq(g, ans, iterable, key=None, reverse=False):
+    order = _sorted_order(ans, iterable, key, reverse)
+    out = [zero] * len(order)
+    for position, source in enumerate(order):
+        out[source] = g[position]
+    return np.array([0.0 if v is zero else v for v in out]) if isinstance(iterable, np.ndarray) else out
+
+
+def _sorted_jvp(t, ans, iterable, key=None, reverse=False):
+    """The tangents in sorted order; where items tie (without a key), the direction orders them as
+    sorting ``x + h * t`` would, as np.sort's jvp does."""
+    tangents = [dense(t, iterable)[i] for i in _sorted_order(ans, iterable, key, reverse)]
+    if key is None:
+        start = 0
+        for end in range(1, len(ans) + 1):
+            if end == len(ans) or not ans[end] == ans[start]:
+                tangents[start:end] = builtins.sorted(tangents[start:end], reverse=reverse)
+                start = end
+    return tangents  # sorted returns a list, of an array's items too
+
+
+defvjp(builtins.sorted, _sorted_dseq)
+defjvp(builtins.sorted, _sorted_jvp, piecewise_linear=True)
 
 
 defvjp(builtins.max, *variadic(_extremum_vjp, _MAX_ARGS, _NAMES))
@@ -73,17 +133,21 @@ def _extremum_jvp(k):
     """The tangent of max/min through argument ``k``: t where it wins, over the number of tied winners."""
 
     def jvp(t, ans, *args, key=None, default=None):
-        rank = key or (lambda v: v)
         if len(args) == 1:  # max(sequence): the winners' tangents, averaged
             seq = args[0]
-            if isinstance(seq, np.ndarray):
+            if is_array(seq) and key is None:
                 wins = seq == ans
                 return np.sum(t * wins) / int(np.sum(wins))
+            if key is not None and not is_array(seq):
+                return dense(t, seq)[_winner(seq, ans)]
+            rank = key or (lambda v: v)
             wins = [rank(v) == rank(ans) for v in seq]
             return builtins.sum(ti for ti, w in zip(dense(t, seq), wins) if w) / builtins.sum(wins)
-        if rank(args[k]) != rank(ans):
+        if key is not None:
+            return t if _winner(args, ans) == k else zero
+        if args[k] != ans:
             return zero
-        return t / builtins.sum(1 for v in args if rank(v) == rank(ans))
+        return t / builtins.sum(1 for v in args if v == ans)
 
     return jvp
 
@@ -99,7 +163,10 @@ defjvp(builtins.sum, lambda t, ans, iterable, start=0: builtins.sum(dense(t, ite
        lambda t, ans, iterable, start=0: t, piecewise_linear=True)
 defjvp(builtins.max, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), piecewise_linear=True)
 defjvp(builtins.min, *variadic(_extremum_jvp, _MAX_ARGS, _NAMES), piecewise_linear=True)
-note("of up to 16 values, or of one sequence; tied winners share g evenly", lookup(builtins.max), lookup(builtins.min))
+note("of up to 16 values, or of one sequence; tied winners share g evenly; with key=, g goes to the item "
+     "Python returned", lookup(builtins.max), lookup(builtins.min))
+note("key= and reverse= as Python's (a stable sort): each item's gradient goes back to where it came from",
+     lookup(builtins.sorted))
 note("of a list (a list of gradients) or of an array (over its first axis)", lookup(builtins.sum))
 note("identity; the gradient keeps the argument's dtype", lookup(builtins.float))
 note("as np.power: d/dbase exactly 0 for exp == 0, also at base == 0", lookup(builtins.pow))

@@ -46,6 +46,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..values import as_tangent
 from ..values import unthunk, zero
+from ..values.arrays import is_lazy
 from ._tangent import multilinear
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
@@ -430,6 +431,15 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
     contribution is checked when it is computed: one whose shape or dtype does
     not match its argument raises InvalidArgument naming the rule (and, in a
     note, the original line), instead of being broadcast silently.
+
+    >>> import numpy as np, adsrc
+    >>> def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> _ = adsrc.register_adjoint(softplus, lambda g, ans, x: g / (1.0 + np.exp(-x)))
+    >>> def loss(x):
+    ...     return np.sum(softplus(x))
+    >>> adsrc.grad(loss)(np.array([0.0])).tolist()
+    [0.5]
     """
     label = getattr(func, "__name__", repr(func))
     unknown = set(forms) - {"name", "fuse", "add_into"}
@@ -471,7 +481,17 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
 
 
 def register_nondifferentiable(*funcs: Any) -> None:
-    """Mark functions whose output carries no gradient (np.argmax, len, comparisons)."""
+    """Mark functions whose output carries no gradient (np.argmax, len, comparisons).
+
+    >>> import numpy as np, adsrc
+    >>> def bucket(x):
+    ...     return np.floor(x * 4.0) / 4.0
+    >>> adsrc.register_nondifferentiable(bucket)
+    >>> def f(x):
+    ...     return np.sum(x * bucket(x))
+    >>> adsrc.grad(f)(np.array([0.3, 0.6])).tolist()
+    [0.25, 0.5]
+    """
     for func in funcs:
         _nondifferentiable.add(_key(func))
         _rules.pop(_key(func), None)
@@ -615,7 +635,7 @@ def zero_where_zero(out: Any, g: Any) -> Any:
         if g == 0 and not math.isfinite(out):
             return 0.0
         return out
-    if np.isfinite(out).all():
+    if not is_lazy(out) and np.isfinite(out).all():  # a Dask array is not computed to decide
         return out
     return np.where(np.equal(g, 0), 0, out)
 

@@ -46,9 +46,10 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 )
 from ..backend.pipeline import EAGER, compile
 from ..rules import _util, linalg
+from ..calls import CallDerivative, flat_sources
 from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
-from ..values import add_tangents, as_tangent, drop_last, part, unthunk
+from ..values import add_tangents, arrays, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
 from .gradient import unit_seed
 
@@ -68,6 +69,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return fn(tangents, ktangents, *args, **kwargs)
     if isinstance(fn, CalleeDerivative) and not fn.mode.forward:
         return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
+    if isinstance(fn, CallDerivative) and not fn.mode.forward:
+        return _call_site(fn, tangents, ktangents, args, kwargs)
     if isinstance(fn, LoopAdjoint):  # checkpoint_loop's: the plain loop adjoint, every pullback kept
         return _transformed(stored_loop_adjoint, (zero, *tangents), ktangents, (fn.wrt, *args), kwargs)
     rule = _vjp_rule(fn)
@@ -87,6 +90,34 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     if inspect.isfunction(fn):
         return _transformed(fn, tangents, ktangents, args, kwargs)
     return _opaque(fn, tangents, ktangents, args, kwargs)
+
+
+def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """The JVP of a call site's adjoint (a callee known when it runs): the JVP of the resolved function's
+    eager adjoint, its pullback's cotangents regrouped as the call site's (a linear map, so their
+    tangents are regrouped the same way)."""
+    first, *atoms = args
+    plan = fn.plan(first, tuple(atoms), kwargs)
+    if plan.rule is not None:
+        raise NotImplementedError(f"second order through {plan.label} called as a value at {fn.where}; call it "
+                                  f"by its name")
+    given = {**dict(enumerate(tangents)), **ktangents}
+    param_tangents = fn.parameter_tangents(plan, first, given)
+    sources = plan.sources()
+    wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
+    pair, dpair = _transformed(compile(plan.function, wrt, EAGER).function, tuple(param_tangents), {},
+                               tuple(plan.values()), {})
+    value, inner = pair
+
+    @jvp_function
+    def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
+        grads, dgrads = call(inner, tangents, ktangents, g)
+        parts = [sources[i] for i in wrt]
+        return (fn.gather(first, atoms, list(zip(parts, grads))),
+                fn.gather(first, atoms, [(s, zero if is_zero_tree(dgrads) else part(dgrads, k))
+                                         for k, s in enumerate(parts)]))
+
+    return (value, pullback), (part(dpair, 0), zero)
 
 
 def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -204,6 +235,9 @@ def _special(fn: Any) -> Callable | None:
             list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
             enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
+            _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
+            _util.as_array: _linear_helper(_util.as_array, _util.as_array),
+            arrays.to_library: _linear_helper(arrays.to_library, arrays.to_library),
         })
     try:
         return _SPECIALS.get(fn)
@@ -250,7 +284,8 @@ def _pure_helpers() -> set:
     """Helpers of the rule modules that compute shapes, axes or flags from their inputs: no tangent."""
     if not _PURE:
         _PURE.update({unit_seed, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
-                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes})
+                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes,
+                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros})
     return _PURE
 
 

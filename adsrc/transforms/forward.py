@@ -27,7 +27,7 @@ from typing import Any
 import gast
 
 from ..frontend.activity import Activity, target_names
-from ..frontend.anf import Prim, argument_label
+from ..frontend.anf import Prim, argument_label, call_site
 from .reverse import beyond_rule
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
@@ -126,6 +126,8 @@ class Forward(gast.NodeTransformer):
         out = self.line_comment(node)
         if prim.kind == "call":
             return out + self.user_call(node, target, prim)
+        if prim.kind == "dynamic":
+            return out + self.dynamic_call(node, target, prim)
         tangent = self.primitive(target, prim, node.value)
         return out + [node, gast.copy_location(assign(self.tangent(target), tangent), node)]
 
@@ -154,7 +156,8 @@ class Forward(gast.NodeTransformer):
     def pack(self, prim: Prim, literal: gast.expr) -> gast.expr:
         """A tangent container of the literal's kind, ``zero`` where an element is not varied."""
         tangents = [self.tangent_of(a) for a in prim.args]
-        if isinstance(literal, gast.Tuple):
+        positional = isinstance(literal, gast.Call) and all(isinstance(k.value, int) for k in prim.keys)
+        if isinstance(literal, gast.Tuple) or positional:  # a tuple, or a NamedTuple built by its class
             return call(self.rt["TangentTuple"], gast.Tuple(elts=tangents, ctx=gast.Load()))
         if isinstance(literal, gast.List):
             return call(self.rt["TangentList"], gast.List(elts=tangents, ctx=gast.Load()))
@@ -197,6 +200,23 @@ class Forward(gast.NodeTransformer):
         node.targets = [gast.Tuple(elts=[store(target), store(self.tangent(target))], ctx=gast.Store())]
         node.value = gast.Call(func=name(callee), args=[clone(a) for a in prim.args] +
                                [self.tangent_of(prim.args[i]) for i in wrt], keywords=[])
+        return [node]
+
+    def dynamic_call(self, node: gast.Assign, target: str, prim: Prim) -> list[gast.stmt]:
+        """``t = f(a)`` where the callee is a value: ``t, dt = f_jvp((df, da), f, a)``, resolved when it runs."""
+        keywords = [k for k in prim.keywords if self.varied(k.value)]
+        wrt = tuple(i for i, a in enumerate(prim.args) if self.varied(a)) + tuple(k.arg for k in keywords)
+        if not wrt:
+            return [node, assign(self.tangent(target), name(self.rt["zero"]))]
+        label, options = call_site(prim, self.parsed.where(node))
+        callee = self.namer.fresh(f"{label}_jvp")
+        self.header.append(f"{callee} = {self.rt['jvp_of_call']}(wrt={wrt!r}, {options})")
+        tangents = [self.tangent_of(a) for a in prim.args if self.varied(a)] + \
+            [self.tangent_of(k.value) for k in keywords]
+        node.targets = [gast.Tuple(elts=[store(target), store(self.tangent(target))], ctx=gast.Store())]
+        node.value = gast.Call(func=name(callee), args=[gast.Tuple(elts=tangents, ctx=gast.Load())] +
+                               [clone(a) for a in prim.args],
+                               keywords=[gast.keyword(arg=k.arg, value=clone(k.value)) for k in prim.keywords])
         return [node]
 
     # -- the whole function -----------------------------------------------

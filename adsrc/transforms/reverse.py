@@ -33,7 +33,7 @@ import gast
 
 from ..frontend.activity import Activity, target_names
 from ..errors import NoGradientRule
-from ..frontend.anf import Prim, argument_label
+from ..frontend.anf import Prim, argument_label, call_site
 from ..frontend.desugar import builtin_name
 from ..ir import annotations as anno
 from ..ir.build import (arguments, assign, call, clone, const, dotted, is_comment, line_comment,
@@ -206,7 +206,7 @@ class Reverse:
         if prim.kind != "copy" and not self.materialized(target):
             body.append(assign(self.adj(target), self.acc.materialized(name(self.adj(target)))))
         emit = {"copy": self.copy_block, "pack": self.pack_block, "append": self.append_block,
-                "rule": self.rule_block, "call": self.call_block}[prim.kind]
+                "rule": self.rule_block, "call": self.call_block, "dynamic": self.dynamic_block}[prim.kind]
         needed = emit(stmt, target, prim, active, body)
         body.append(assign(self.adj(target), name(self.rt["zero"])))
         return [stmt], [self.line_comment(stmt)] + body, self.saved(needed)
@@ -319,6 +319,32 @@ class Reverse:
                 if not self.eager and (arg in self.single_use or self.reads_written_array(prim, target)):
                     value = self.acc.materialized(value)
                 body.append(self.accumulate(arg, value))
+        return [pullback]
+
+    def dynamic_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
+        """``t = f(a)`` or ``t = obj.m(a)`` where the callee is a value: the forward sweep calls the call
+        site's adjoint (resolved when it runs, calls.py) and keeps its pullback."""
+        keywords = [k.arg for k in prim.keywords if isinstance(k.value, gast.Name) and self.act.active(k.value.id)]
+        wrt = tuple(active) + tuple(keywords)
+        label, options = call_site(prim, self.parsed.where(stmt))
+        callee = self.namer.fresh(f"{label}_adjoint")
+        self.header.append(f"{callee} = {self.rt['adjoint_of_call']}(wrt={wrt!r}, eager={self.eager}, {options})")
+        pullback = self.namer.fresh(f"{target}_pullback")
+        stmt.targets = [gast.Tuple(elts=[store(target), store(pullback)], ctx=gast.Store())]
+        stmt.value = gast.Call(func=name(callee), args=[clone(a) for a in prim.args],
+                               keywords=[gast.keyword(arg=k.arg, value=clone(k.value)) for k in prim.keywords])
+        self.locals.add(pullback)
+        self.act.sites[pullback] = 1
+        if self.loop_depth:
+            self.act.in_loop.add(pullback)
+        sources = [prim.args[i].id for i in active] + \
+            [k.value.id for k in prim.keywords if k.arg in keywords]
+        parts = [self.namer.fresh(f"{self.adj(arg)}_{label}") for arg in sources]
+        if parts:
+            body.append(assign(gast.Tuple(elts=[store(p) for p in parts], ctx=gast.Store()),
+                               gast.Call(func=name(pullback), args=[name(self.adj(target))], keywords=[])))
+            for arg, part in zip(sources, parts):
+                body.append(self.accumulate(arg, name(part)))
         return [pullback]
 
     def branch(self, stmt: gast.If) -> tuple[list, list]:

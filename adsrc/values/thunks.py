@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..config import config
+from .arrays import is_foreign, is_mutable, owned_copy
 from .containers import add_tangents
 from .zero import Deferred, ZeroTangent, zero
 
@@ -46,6 +47,13 @@ class Thunk(functools.partial, Deferred):
     ``origin`` is the original ``file:line`` that produced it, for errors.
     It is a ``functools.partial``, built and called in C: one is made per
     deferred contribution, in the backward sweep's inner loops.
+
+    >>> import numpy as np, adsrc
+    >>> contribution = adsrc.Thunk(np.multiply, np.array([1.0, 2.0]), 3.0)
+    >>> contribution
+    Thunk(multiply(float64[2], float))
+    >>> adsrc.unthunk(contribution).tolist()
+    [3.0, 6.0]
     """
 
     __slots__ = ("origin",)
@@ -80,6 +88,8 @@ def _describe(value: Any) -> str:
         return "None"
     if isinstance(value, np.ndarray):
         return f"{value.dtype}{list(value.shape)}"
+    if is_foreign(value):
+        return f"{type(value).__module__.split('.')[0]} {value.dtype}{list(value.shape)}"
     return type(value).__name__
 
 
@@ -88,7 +98,10 @@ _CONTAINER_BASES = (list, tuple, dict)
 
 
 def _nbytes(value: Any) -> int:
-    return value.nbytes if isinstance(value, np.ndarray) else 8
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    size = getattr(value, "nbytes", 8) if is_foreign(value) else 8
+    return int(size) if size == size else 8  # a Dask array of unknown shape has nan bytes
 
 
 class AccThunk(Deferred):
@@ -97,6 +110,13 @@ class AccThunk(Deferred):
     ``pending`` holds Thunks and already materialized values; ``buffer`` holds
     the sum of everything compacted so far (an array this accumulator
     allocated itself, or a scalar). It never contains another AccThunk.
+
+    >>> import numpy as np, adsrc
+    >>> total = adsrc.AccThunk()
+    >>> total.add(np.ones(2))
+    >>> total.add(adsrc.Thunk(np.multiply, np.ones(2), 2.0))
+    >>> total.materialize().tolist()
+    [3.0, 3.0]
     """
 
     __slots__ = ("pending", "buffer", "pending_bytes")
@@ -169,15 +189,18 @@ class AccThunk(Deferred):
             self.buffer = value if buffer is None else add_tangents(buffer, value)
             return
         if buffer is None:
-            # Own the buffer: a rule's result may alias the user's data.
-            self.buffer = np.array(value) if isinstance(value, np.ndarray) else value
-        elif isinstance(buffer, np.ndarray) and buffer.shape == np.shape(value):
+            # Own the buffer: a rule's result may alias the user's data (a Dask array is immutable: kept).
+            self.buffer = owned_copy(value) if isinstance(value, np.ndarray) or is_foreign(value) else value
+        elif isinstance(buffer, np.ndarray) and buffer.shape == np.shape(value) and not is_foreign(value):
             dtype = np.result_type(buffer, value)
             if dtype != buffer.dtype:
                 self.buffer = buffer = buffer.astype(dtype)
             np.add(buffer, value, out=buffer)
+        elif type(value) is type(buffer) and is_mutable(buffer) and buffer.shape == value.shape \
+                and np.result_type(buffer.dtype, value.dtype) == buffer.dtype:
+            buffer += value  # an array of another library that adsrc owns and can write into (CuPy)
         else:
-            self.buffer = buffer + value
+            self.buffer = buffer + value  # out of place: a Dask array is immutable; mixed or widening types
 
     def materialize(self) -> Any:
         if self.pending:
@@ -220,7 +243,12 @@ def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
 
 
 def unthunk(value: Any) -> Any:
-    """Materialize a Thunk or AccThunk; other values are returned as they are."""
+    """Materialize a Thunk or AccThunk; other values are returned as they are.
+
+    >>> import numpy as np, adsrc
+    >>> float(adsrc.unthunk(adsrc.Thunk(np.add, 1.0, 2.0))), adsrc.unthunk(4.0)
+    (3.0, 4.0)
+    """
     kind = type(value)
     if kind is AccThunk:
         return value.materialize()
@@ -236,6 +264,12 @@ def accumulate(total: Any, contribution: Any, origin: str | None = None) -> Any:
     cotangent is a scalar is computed and added at once, since deferring it
     cannot pay; otherwise the result is one flat AccThunk. ``origin`` is the
     original ``file:line`` of the statement, recorded on the Thunk for errors.
+
+    >>> import numpy as np, adsrc
+    >>> total = adsrc.accumulate(adsrc.zero, adsrc.Thunk(np.multiply, np.array([1.0, 2.0]), 3.0))
+    >>> total = adsrc.accumulate(total, adsrc.Thunk(np.multiply, np.array([1.0, 1.0]), 2.0))
+    >>> type(total).__name__, adsrc.unthunk(total).tolist()
+    ('AccThunk', [5.0, 8.0])
     """
     kind = type(contribution)
     if kind is Thunk:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NonScalarOutput
+from .arrays import is_foreign, library
 
 __all__ = ["ZeroTangent", "zero", "is_zero", "is_zero_tree", "Deferred", "seed", "check_real_scalar"]
 
@@ -26,6 +27,12 @@ class ZeroTangent:
     It absorbs arithmetic (``zero + g is g``, ``zero * g is zero``) so that
     eager adjoint code can use plain operators. NumPy defers to it
     (``__array_ufunc__ = None``), so ``array + zero`` returns the array itself.
+    ``adsrc.zero`` is its one instance.
+
+    >>> import numpy as np, adsrc
+    >>> x = np.array([1.0, 2.0])
+    >>> adsrc.zero + x is x, adsrc.zero * x, adsrc.ZeroTangent() is adsrc.zero
+    (True, zero, True)
     """
 
     __slots__ = ()
@@ -118,6 +125,11 @@ def check_real_scalar(value: Any, name: str, place: str) -> None:
             raise NonScalarOutput(name, (), place, f"a {kind.__name__} (an ndarray subclass)",
                                   "return a plain float, e.g. float(np.asarray(value))")
         described = f"a 0-d array of dtype {dtype}"
+    elif is_foreign(value):  # a Dask or CuPy array: its shape and dtype are known without computing it
+        if tuple(value.shape) != ():
+            raise NonScalarOutput(name, tuple(value.shape), place)
+        dtype = np.dtype(value.dtype)
+        described = f"a 0-d {library(value)} array of dtype {dtype}"
     elif isinstance(value, np.generic):
         dtype = value.dtype
         described = f"a {kind.__name__}"

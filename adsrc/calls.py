@@ -1,0 +1,346 @@
+"""Calls whose callee is known only when the code runs: ``f(y)`` for a parameter ``f``, ``self.predict(X)``.
+
+A call of a function named outside the differentiated function
+(``helper(x)``) is resolved when it compiles. These are not: the callee is a
+value (a function passed as an argument, held in a list, a method of an
+object, a ``functools.partial``, a callable instance), so generated code
+hands the call to a :class:`CallDerivative`, which resolves it at each call:
+
+* a registered primitive (``np.tanh`` passed as ``f``) runs with its rule;
+* a Python function runs its own compiled adjoint (or JVP);
+* a bound method runs its function's, with the object as first argument;
+* a callable instance runs ``type(obj).__call__``'s, with ``obj`` first;
+* a ``functools.partial`` runs its function's, its stored arguments first;
+* a derivative made by ``adsrc.grad`` (called inside a differentiated function)
+  gives its own: a Hessian-vector product in reverse mode.
+
+The object a method or ``__call__`` is bound to is differentiable: its
+cotangent is the callee's own (``self.predict``'s cotangent is ``self``'s).
+``*xs`` and ``**kw`` arguments are expanded here, and their cotangents come
+back as a tuple and a dict.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import weakref
+from typing import Any, Callable
+
+from .backend.pipeline import FORWARD, Mode, compile
+from .errors import NoGradientRule, RefusedWhenRun
+from .frontend.parse import signature_of
+from .rules import registry
+from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
+from .values.pytrees import attribute_cotangent, attribute_tangent
+
+_SELF = "self"  # where a bound object's value comes from: the callee itself (its cotangent is the callee's)
+
+
+class _Many(tuple):
+    """The sources of a ``*args`` parameter's items."""
+
+
+class CallDerivative:
+    """The adjoint (or JVP) of one call site whose callee is a value.
+
+    Reverse: ``derivative(first, *atoms, **keywords) -> (value, pullback)``,
+    ``pullback(d_value)`` returning the cotangents of ``wrt``. Forward:
+    ``derivative(tangents, first, *atoms, **keywords) -> (value, tangent)``,
+    ``tangents`` those of ``wrt``. ``first`` is the callee, or the object whose
+    attribute ``method`` is called; ``wrt`` holds positions in
+    ``(first, *atoms)`` and names of keywords; ``starred`` and ``mapping`` are
+    the positions of ``*xs`` and ``**kw`` atoms; ``where`` is the call site.
+    """
+
+    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where")
+
+    def __init__(self, wrt: tuple, mode: Mode, where: str, method: str | None = None, starred: tuple = (),
+                 mapping: tuple = ()):
+        self.wrt, self.mode, self.where, self.method = wrt, mode, where, method
+        self.starred, self.mapping = starred, mapping
+
+    def __repr__(self) -> str:
+        kind = "jvp" if self.mode.forward else "adjoint"
+        what = f"method {self.method!r}" if self.method else "call"
+        return f"<{kind} of the {what} at {self.where}, wrt={self.wrt}>"
+
+    # -- resolving ------------------------------------------------------------------------
+    def plan(self, first: Any, atoms: tuple, keywords: dict) -> "_Plan":
+        callee = getattr(first, self.method) if self.method else first
+        plan = _Plan(self.where)
+        for index, atom in enumerate(atoms, start=1):
+            if index in self.starred:
+                for j, value in enumerate(atom):
+                    plan.positional.append((value, (index, j)))
+            elif index in self.mapping:
+                for key, value in atom.items():
+                    plan.keywords[key] = (value, (index, key))
+            else:
+                plan.positional.append((atom, (index, None)))
+        for key, value in keywords.items():
+            plan.keywords[key] = (value, (key, None))
+        plan.resolve(callee)
+        return plan
+
+    def active(self, source: Any) -> bool:
+        if source == _SELF:
+            return 0 in self.wrt
+        return source is not None and source[0] in self.wrt
+
+    # -- reverse ---------------------------------------------------------------------------
+    def __call__(self, *args: Any, **keywords: Any) -> tuple[Any, Any]:
+        if self.mode.forward:
+            tangents, first, *atoms = args
+            return self.tangent(tangents, first, tuple(atoms), keywords)
+        first, *atoms = args
+        plan = self.plan(first, tuple(atoms), keywords)
+        values, sources = plan.values(), plan.sources()
+        if plan.rule is not None:
+            return self.rule_adjoint(plan, first, values, sources)
+        wrt = tuple(i for i, s in enumerate(sources) if any(self.active(x) for x in flat_sources(s)))
+        if plan.derivative is not None:
+            if plan.keywords:
+                raise RefusedWhenRun(f"passing keyword arguments to {plan.label}", self.where, "pass them positionally")
+            value, pullback = plan.derivative.__adsrc_pullback__(tuple(values), wrt, self.mode.eager)
+        else:
+            value, pullback = compile(plan.function, wrt, self.mode).function(*values)
+
+        def call_pullback(g: Any) -> tuple:
+            grads = pullback(g)
+            return self.gather(first, atoms, [(sources[i], d) for i, d in zip(wrt, grads)])
+
+        return value, call_pullback
+
+    def rule_adjoint(self, plan: "_Plan", first: Any, values: list, sources: list) -> tuple[Any, Any]:
+        if any(self.active(s) for s in plan.keyword_sources()):
+            raise RefusedWhenRun(f"passing a differentiable keyword argument to {plan.label}", self.where,
+                                 "pass it positionally")
+        ans = plan.rule_function(*values, **plan.constant_keywords())
+        active = [i for i, s in enumerate(sources) if self.active(s)]
+        for i in active:
+            if i >= len(plan.rule.vjps) or plan.rule.vjps[i] is None:
+                raise RefusedWhenRun(f"differentiating {plan.label} with respect to its argument {i}, which its "
+                                     f"rule does not differentiate", self.where)
+
+        def rule_pullback(g: Any) -> tuple:
+            parts = [(sources[i], unthunk(plan.rule.vjps[i](g, ans, *values, **plan.constant_keywords())))
+                     for i in active]
+            return self.gather(first, (), parts)
+
+        return ans, rule_pullback
+
+    def gather(self, first: Any, atoms: Any, parts: list) -> tuple:
+        """The cotangents of ``wrt`` from those of the resolved call's parameters."""
+        out: dict[Any, Any] = {}
+        for source, d in parts:
+            for leaf_source, leaf in _routes(source, d):
+                if leaf_source == _SELF:
+                    key, d_leaf = 0, leaf
+                    if self.method:
+                        d_leaf = attribute_cotangent(leaf, first, self.method)
+                elif leaf_source[1] is None:
+                    key, d_leaf = leaf_source[0], leaf
+                elif isinstance(leaf_source[1], int):
+                    key = leaf_source[0]
+                    tangent = [zero] * len(atoms[key - 1])
+                    tangent[leaf_source[1]] = leaf
+                    d_leaf = TangentTuple(tangent)
+                else:
+                    key, d_leaf = leaf_source[0], TangentDict({leaf_source[1]: leaf})
+                out[key] = add_tangents(out.get(key, zero), d_leaf)
+        return tuple(out.get(w, zero) for w in self.wrt)
+
+    # -- forward ---------------------------------------------------------------------------
+    def tangent(self, tangents: tuple, first: Any, atoms: tuple, keywords: dict) -> tuple[Any, Any]:
+        plan = self.plan(first, atoms, keywords)
+        values = plan.values()
+        param_tangents = self.parameter_tangents(plan, first, dict(zip(self.wrt, tangents)))
+        if plan.derivative is not None:
+            return plan.derivative.__adsrc_pushforward__(tuple(values), tuple(param_tangents))
+        if plan.rule is not None:
+            ans = plan.rule_function(*values, **plan.constant_keywords())
+            total = zero
+            for i, t in enumerate(param_tangents):
+                if t is zero:
+                    continue
+                jvp = plan.rule.jvps[i] if i < len(plan.rule.jvps) else None
+                if jvp is None:
+                    raise RefusedWhenRun(f"forward mode through {plan.label} with respect to its argument {i}",
+                                         self.where)
+                total = add_tangents(total, jvp(t, ans, *values, **plan.constant_keywords()))
+            return ans, total
+        wrt = tuple(i for i, t in enumerate(param_tangents) if t is not zero)
+        return compile(plan.function, wrt, FORWARD).function(*values, *(param_tangents[i] for i in wrt))
+
+
+    def parameter_tangents(self, plan: "_Plan", first: Any, given: dict) -> list:
+        """The tangents of the resolved call's parameters, from those of the call site's atoms
+        (``given``: by position in ``(first, *atoms)`` and by keyword name)."""
+
+        def tangent_of(source: Any) -> Any:
+            if source == _SELF:
+                t = given.get(0, zero)
+                return attribute_tangent(t, first, self.method) if self.method and t is not zero else t
+            if isinstance(source, _Many):  # a *args parameter
+                return TangentTuple(tangent_of(s) for s in source)
+            if isinstance(source, dict):
+                return TangentDict({k: tangent_of(s) for k, s in source.items()})
+            if source is None or source[0] not in given:
+                return zero
+            t = given[source[0]]
+            return t if source[1] is None or t is zero else part(t, source[1])
+
+        return [tangent_of(s) for s in plan.sources()]
+
+
+def flat_sources(source: Any) -> list:
+    if isinstance(source, dict):
+        return list(source.values())
+    return list(source) if isinstance(source, _Many) else [source]
+
+
+def _routes(source: Any, d: Any) -> list[tuple[Any, Any]]:
+    """Split a parameter's cotangent by where its value came from (``*args`` and ``**kwargs`` params)."""
+    if isinstance(source, dict):
+        return [(s, part(d, k)) for k, s in source.items() if s is not None]
+    if isinstance(source, _Many):
+        return [(s, part(d, j)) for j, s in enumerate(source) if s is not None]
+    return [] if source is None else [(source, d)]
+
+
+class _Plan:
+    """A resolved call: the Python function (or rule) it runs, and where each parameter's value came from."""
+
+    def __init__(self, where: str):
+        self.where = where
+        self.positional: list[tuple[Any, Any]] = []  # (value, source)
+        self.keywords: dict[str, tuple[Any, Any]] = {}
+        self.function: Callable | None = None
+        self.rule: registry.Rule | None = None
+        self.rule_function: Callable | None = None
+        self.derivative: Any = None  # an object that knows its own derivatives (adsrc.grad(g))
+        self.label = ""
+        self.bound: list[tuple[Any, Any]] = []  # the parameters' (value, source), in order
+
+    def resolve(self, callee: Any) -> None:
+        owner = _SELF  # the source of the first object bound: the callee's own cotangent; any later one is constant
+        for _ in range(16):
+            rule = registry.lookup(callee) if _hashable(callee) else None
+            if rule is not None:
+                self.rule, self.rule_function = rule, callee
+                self.label = getattr(callee, "__name__", repr(callee))
+                self.bound = self.positional
+                return
+            if hasattr(type(callee), "__adsrc_pullback__"):  # a derivative made by adsrc.grad, called inside
+                self.derivative, self.label = callee, repr(callee)
+                self.bound = self.positional
+                return
+            if inspect.isfunction(callee):
+                self.function, self.label = callee, callee.__qualname__
+                self.bind(callee)
+                return
+            if isinstance(callee, types.MethodType):  # a classmethod's class is a constant
+                self.positional.insert(0, (callee.__self__, None if inspect.isclass(callee.__self__) else owner))
+                callee = callee.__func__
+            elif isinstance(callee, functools.partial):
+                self.positional[0:0] = [(a, None) for a in callee.args]
+                for key, value in callee.keywords.items():
+                    self.keywords.setdefault(key, (value, None))
+                callee = callee.func
+            elif not inspect.isroutine(callee) and not inspect.isclass(callee) \
+                    and inspect.isfunction(getattr(type(callee), "__call__", None)):
+                self.positional.insert(0, (callee, owner))
+                callee = type(callee).__call__
+            else:
+                break
+            owner = None
+        label = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or repr(callee)
+        raise NoGradientRule(label, self.where, "@adsrc.register_adjoint on the function it calls (it has no "
+                                                "Python source adsrc can read), or pass a Python function")
+
+    def bind(self, func: Callable) -> None:
+        """Bind the call's arguments to ``func``'s parameters, as Python would, keeping their sources."""
+        signature, simple = _signature(func)
+        if simple == len(self.positional) and not self.keywords:  # the common call: every parameter, in order
+            self.bound = list(self.positional)
+            return
+        arguments = self.positional + list(self.keywords.values())
+        tokens = [_Token(i) for i in range(len(arguments))]
+        names = list(self.keywords)
+        try:
+            bound = signature.bind(*tokens[:len(self.positional)],
+                                   **dict(zip(names, tokens[len(self.positional):])))
+        except TypeError as error:
+            raise TypeError(f"{func.__qualname__}() {error}") from None
+        bound.apply_defaults()
+
+        def resolved(item: Any) -> tuple[Any, Any]:
+            return arguments[item.index] if isinstance(item, _Token) else (item, None)  # a default
+
+        for param in signature.parameters.values():
+            item = bound.arguments[param.name]
+            if param.kind is param.VAR_POSITIONAL:
+                pairs = [resolved(t) for t in item]
+                self.bound.append((tuple(v for v, _ in pairs), _Many(s for _, s in pairs)))
+            elif param.kind is param.VAR_KEYWORD:
+                pairs = {k: resolved(t) for k, t in item.items()}
+                self.bound.append(({k: v for k, (v, _) in pairs.items()}, {k: s for k, (_, s) in pairs.items()}))
+            else:
+                self.bound.append(resolved(item))
+
+    def values(self) -> list:
+        return [v for v, _ in self.bound]
+
+    def sources(self) -> list:
+        return [s for _, s in self.bound]
+
+    def keyword_sources(self) -> list:
+        return [s for _, s in self.keywords.values()]
+
+    def constant_keywords(self) -> dict:
+        return {k: v for k, (v, _) in self.keywords.items()}
+
+
+_signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _signature(func: Callable) -> tuple[inspect.Signature, int]:
+    """``func``'s signature, and its number of parameters if all are plain positional ones (else -1);
+    cached while its code and defaults stay the objects they were."""
+    key = (func.__code__, func.__defaults__, func.__kwdefaults__)
+    entry = _signatures.get(func)
+    if entry is not None and all(a is b for a, b in zip(entry[0], key)):
+        return entry[1], entry[2]
+    signature = signature_of(func)
+    params = signature.parameters.values()
+    simple = len(params) if all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params) else -1
+    _signatures[func] = (key, signature, simple)
+    return signature, simple
+
+
+class _Token:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def adjoint_of_call(wrt: tuple, eager: bool, where: str, method: str | None = None, starred: tuple = (),
+                    mapping: tuple = ()) -> CallDerivative:
+    """The adjoint of a call whose callee is a value (see :class:`CallDerivative`)."""
+    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping)
+
+
+def jvp_of_call(wrt: tuple, where: str, method: str | None = None, starred: tuple = (),
+                mapping: tuple = ()) -> CallDerivative:
+    """The JVP of a call whose callee is a value (see :class:`CallDerivative`)."""
+    return CallDerivative(wrt, FORWARD, where, method, starred, mapping)
