@@ -112,6 +112,7 @@ def parameter_names(func: Callable) -> list[str]:
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
     """The call's arguments in signature order, defaults applied (first those a bound method,
     partial or callable instance passes itself)."""
+    func = unwrap(func)  # a checkpointed function binds as its function
     if not inspect.isfunction(func):
         function, prefix, keywords = bound_parts(func)
         return bind(function, prefix + tuple(args), {**keywords, **kwargs})
