@@ -20,6 +20,7 @@ import numpy as np
 from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
 from ..frontend.parse import bound_parts, signature_of
+from ..rules.checkpoint import unwrap
 from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
 from ..values.pytrees import children, is_namedtuple, is_object, rebuild, tree_leaves
 from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
@@ -46,7 +47,7 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     positions returned count the function's own parameters; a name may be any
     parameter's, ``"self"`` included, to differentiate with respect to the object.
     """
-    function, prefix, _ = bound_parts(func)
+    function, prefix, _ = bound_parts(unwrap(func))  # a checkpointed function: its own
     if not inspect.isfunction(function):
         raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
                                              f"functools.partial or callable object")
@@ -104,13 +105,14 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
 
 def parameter_names(func: Callable) -> list[str]:
     """The names of a Python function's parameters, in order (none for anything else)."""
-    func = bound_parts(func)[0]
+    func = bound_parts(unwrap(func))[0]
     return _signature(func)[1] if inspect.isfunction(func) else []
 
 
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
     """The call's arguments in signature order, defaults applied (first those a bound method,
     partial or callable instance passes itself)."""
+    func = unwrap(func)  # a checkpointed function binds as its function
     if not inspect.isfunction(func):
         function, prefix, keywords = bound_parts(func)
         return bind(function, prefix + tuple(args), {**keywords, **kwargs})

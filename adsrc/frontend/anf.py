@@ -36,6 +36,7 @@ import numpy as np
 
 from ..rules import registry
 from ..rules.assembly import INDEX_TRICKS, index_concatenate
+from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
 from ..errors import NoGradientRule, UnsupportedSyntax
@@ -447,7 +448,8 @@ class ANF(CalleeResolver):
             raise UnsupportedSyntax(f"passing *args or **kwargs to {label} with differentiable values",
                                     self.where(node), "pass each argument by itself, positionally")
         if spread and registry.lookup(obj) is None or not inspect.isfunction(obj) and registry.lookup(obj) is None \
-                and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj):
+                and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
+                and not recomputes(obj):  # a checkpointed function is linked below, as a user function
             target = bound_parts(obj)[0]
             if not inspect.isfunction(target) and registry.lookup(target) is None:
                 raise NoGradientRule(label, self.where(node))
@@ -463,7 +465,7 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None:
             prim, args, keywords = self.rule_call(obj, args, keywords, node, label)
             return gast.Call(func=func, args=args, keywords=keywords), prim
-        if inspect.isfunction(obj):
+        if inspect.isfunction(obj) or recomputes(obj):  # a checkpointed callee is linked as a user function
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
         raise NoGradientRule(label, self.where(node))

@@ -10,6 +10,9 @@ they call. In order:
 * a callee adjoint (``adjoint_of``) runs the JVP of its *eager* adjoint: at the
   inner level of a second derivative, gradients are accumulated eagerly, never
   as thunks;
+* ``checkpoint_loop``'s adjoint runs the JVP of the loop's adjoint without
+  checkpoints (``recompute.stored_loop_adjoint``; a checkpointed function's
+  is a callee adjoint like any other): second order saves no memory;
 * a vjp of a rule marked ``piecewise_linear`` (its value depends on the primal
   arguments only through shapes or piecewise-constant masks) is linear in the
   cotangent, so its tangent is the vjp of the cotangent's tangent; any other
@@ -44,6 +47,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 from ..backend.pipeline import EAGER, compile
 from ..rules import _util, linalg
 from ..calls import CallDerivative, flat_sources
+from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
 from ..values import add_tangents, arrays, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
@@ -67,6 +71,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
     if isinstance(fn, CallDerivative) and not fn.mode.forward:
         return _call_site(fn, tangents, ktangents, args, kwargs)
+    if isinstance(fn, LoopAdjoint):  # checkpoint_loop's: the plain loop adjoint, every pullback kept
+        return _transformed(stored_loop_adjoint, (zero, *tangents), ktangents, (fn.wrt, *args), kwargs)
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
