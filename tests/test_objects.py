@@ -539,3 +539,14 @@ def test_hessian_and_jacobian_over_structures(kind):
     np.testing.assert_allclose(np.asarray(h.W.W).reshape(2, 2), expected, rtol=1e-4, atol=1e-6)
     jac = adsrc.jacobian(lambda q: np.tanh(x @ q.W + q.b))(p)  # noqa: E731
     assert np.shape(jac.W) == (3, 1, 2, 1)
+
+
+def through_parameter(f, x):
+    return np.sum(f(x) ** 2)
+
+
+@MODES
+def test_checkpointed_function_passed_as_a_value(eager):
+    x = rng.normal(size=3)
+    f = adsrc.checkpoint(decay)
+    close(adsrc.grad(through_parameter, wrt=1, eager=eager)(f, x), fd(lambda v: through_parameter(f, v), x))
