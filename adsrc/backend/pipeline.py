@@ -35,7 +35,8 @@ from ..errors import UnsupportedSyntax
 from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
-from ..frontend.fence import check_syntax
+from ..frontend.assignments import lower_assignments
+from ..frontend.fence import SyntaxFence, check_syntax
 from ..frontend.parse import _MISSING, Parsed, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
 from ..ir.naming import Namer, free_names
@@ -191,6 +192,7 @@ def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compil
 def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func)
+    lower_assignments(parsed, SyntaxFence(parsed).makes_fresh_array)
     check_syntax(parsed)
     refuse_updates_seen_through_views(parsed)
     node = parsed.node

@@ -45,6 +45,7 @@ import copy
 import gast
 
 from ..errors import UnsupportedSyntax
+from .assignments import flatten_assignments
 from .inline import inline_local_functions
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
@@ -527,6 +528,7 @@ class Desugar:
         body = self.prepare(node.body)
         body = inline_local_functions(self.parsed, self.namer, body, self.prepare)
         body = self.lower_loops(body)
+        body = flatten_assignments(body, self.namer, self.parsed)
         body = self.convert_returns(body, 0)
         body = self.normalize_jumps(body)
         body = self.single_exit(body)

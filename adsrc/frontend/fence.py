@@ -160,7 +160,7 @@ class SyntaxFence(gast.NodeVisitor):
         for node in gast.walk(self.parsed.node):
             if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
                 target = node.targets[0].id
-                (fresh if self._makes_fresh_array(node.value) else other).add(target)
+                (fresh if self.makes_fresh_array(node.value) else other).add(target)
                 if isinstance(node.value, gast.Name):
                     other.add(node.value.id)
             elif isinstance(node, gast.Assign):
@@ -178,7 +178,7 @@ class SyntaxFence(gast.NodeVisitor):
         self._writable = fresh - other - params
         return self._writable
 
-    def _makes_fresh_array(self, value: gast.AST) -> bool:
+    def makes_fresh_array(self, value: gast.AST) -> bool:
         if isinstance(value, (gast.BinOp, gast.UnaryOp)):
             return True
         if isinstance(value, gast.Call):
@@ -558,9 +558,15 @@ class SyntaxFence(gast.NodeVisitor):
                       "or build a new array with np.where or np.concatenate")
         if isinstance(target, gast.Attribute):
             self.fail(target, "assignment to an attribute")
-        if isinstance(target, gast.Starred):
-            self.fail(target, "star-assignment (a, *b = ...)")
+        if isinstance(target, gast.Starred):  # a loop's or comprehension's; desugar unpacks it (assignments.py)
+            self._check_target(target.value)
+            return
         self.fail(target, _NAMES.get(type(target).__name__, type(target).__name__))
+
+    def visit_Starred(self, node: gast.Starred) -> None:
+        if not isinstance(node.ctx, gast.Store):
+            self.fail(node, "star-unpacking (*xs) in an expression", "build the list or tuple with + or list(...)")
+        self.visit(node.value)
 
     def visit_For(self, node: gast.For) -> None:
         if node.orelse:
