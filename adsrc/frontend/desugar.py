@@ -54,9 +54,10 @@ from .parse import _MISSING, Parsed
 
 # Builtins that generated code may call: the index loops of zip (here) and of ANF,
 # and the backward sweep's replay of loops.
-GENERATED_BUILTINS = ("range", "len", "min")
+GENERATED_BUILTINS = ("range", "len", "min", "list", "dict")
 # Methods whose result is a dict view: never indexed by position.
 _DICT_VIEWS = ("keys", "values", "items")
+_COMPREHENSIONS = (gast.GeneratorExp, gast.ListComp, gast.DictComp)
 
 
 class Simplify(gast.NodeTransformer):
@@ -160,6 +161,19 @@ class _ComprehensionHoister(gast.NodeTransformer):
 
     visit_GeneratorExp = visit_ListComp
 
+    def visit_DictComp(self, node):
+        """``{k: v for ...}``: a list of ``(k, v)`` pairs built by a loop, then ``dict(pairs)``, which
+        keeps each key's first position and last value, as the comprehension does."""
+        self.desugar.isolate_targets(node)
+        pairs = self.desugar.namer.fresh(self.hint(node, "pairs_of_", "pairs"))
+        pair = gast.Tuple(elts=[node.key, node.value], ctx=gast.Load())
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=name(pairs), attr="append", ctx=gast.Load()), args=[pair], keywords=[]))
+        empty = assign(pairs, gast.List(elts=[], ctx=gast.Load()), node)
+        self.before.extend(located([empty] + self.loops(node, [append]), node))
+        self.desugar.lists.add(pairs)
+        return call(self.desugar.builtin("dict"), name(pairs))
+
     def visit_IfExp(self, node: gast.IfExp):
         """``a if c else b`` with a comprehension in a branch: an if statement, so the
         comprehension runs only when its branch is taken."""
@@ -203,7 +217,7 @@ def _is_truth_value(node: gast.AST) -> bool:
 
 
 def _has_comprehension(node: gast.AST) -> bool:
-    return any(isinstance(n, (gast.GeneratorExp, gast.ListComp)) for n in gast.walk(node))
+    return any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(node))
 
 
 class Desugar:
@@ -289,7 +303,7 @@ class Desugar:
         out: list[gast.stmt] = []
         for stmt in stmts:
             if isinstance(stmt, gast.While):
-                if any(isinstance(n, (gast.GeneratorExp, gast.ListComp)) for n in gast.walk(stmt.test)):
+                if any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(stmt.test)):
                     raise UnsupportedSyntax("sum over a comprehension in a while condition",
                                             self.parsed.where(stmt.test))
             hoister = _ComprehensionHoister(self)
@@ -339,6 +353,12 @@ class Desugar:
             return self._lower_enumerate(loop)
         if func == "zip" and it.args and not it.keywords:
             return self._lower_zip(loop)
+        if func == "reversed" and len(it.args) == 1 and not it.keywords:
+            return self._lower_reversed(loop)
+        if self._is_view(it):
+            # for k, v in d.items(): over a list of the view's items, which a loop can index; the same
+            # items in the same order, since nothing in the function can change the dict.
+            loop.iter = it = call(self.builtin("list"), it)
         if isinstance(it, gast.Name) and it.id in _names_in([target]):
             # for x in x: the loop runs over what x held first.
             loop.iter = self._sequence(it, f"{it.id}_seq", before, loop)
@@ -393,6 +413,33 @@ class Desugar:
         loop.body = located(prefix, loop) + loop.body
         return located(before, loop) + [loop]
 
+    def _lower_reversed(self, loop: gast.For) -> list[gast.stmt]:
+        """``for x in reversed(xs)``: ``for i in range(len(xs) - 1, -1, -1): x = xs[i]``, over a sequence
+        (``loop_length`` refuses, when the loop starts, anything else)."""
+        it, before = loop.iter, []
+        arg = it.args[0]
+        if self._is_view(arg) or (isinstance(arg, gast.Name) and arg.id in self._dicts):
+            arg = call(self.builtin("list"), arg)  # reversed(d) runs over d's keys, last first
+        self._refuse_non_sequence(arg)
+        seq = self._sequence(arg, "seq", before, loop)
+        if self._is_sequence(arg):
+            count = call(self.builtin("len"), copy.deepcopy(seq))
+        else:
+            count = call(self.runtime["loop_length"], const(self.parsed.where(it)), copy.deepcopy(seq))
+        index = self.namer.fresh("i")
+        last = gast.BinOp(left=count, op=gast.Sub(), right=const(1))
+        loop.iter = call(self.builtin("range"), last, const(-1), const(-1))
+        item = gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load())
+        prefix = [gast.Assign(targets=[loop.target], value=item, type_comment=None)]
+        loop.target = store(index)
+        loop.body = located(prefix, loop) + loop.body
+        return located(before, loop) + [loop]
+
+    def _is_view(self, node: gast.expr) -> bool:
+        """True for ``d.keys()``, ``d.values()``, ``d.items()``."""
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr in _DICT_VIEWS and not node.args and not node.keywords
+
     def _zip_items(self, it: gast.Call, index: str, loop: gast.For, before: list, seqs: list) -> list[gast.expr]:
         """The items zip(...) yields at position ``index``: ``seq[index]`` for each argument, a tuple of
         them for an argument that is itself a zip. Collects (argument, sequence) pairs in ``seqs``."""
@@ -401,6 +448,8 @@ class Desugar:
             if self._builtin_call(arg) == "zip" and arg.args and not arg.keywords:
                 items.append(gast.Tuple(elts=self._zip_items(arg, index, loop, before, seqs), ctx=gast.Load()))
                 continue
+            if self._is_view(arg) or (isinstance(arg, gast.Name) and arg.id in self._dicts):
+                arg = call(self.builtin("list"), arg)  # zip(d, xs) pairs d's keys, in order, with xs
             self._refuse_non_sequence(arg)
             seq = self._sequence(arg, "seq", before, loop)
             seqs.append((arg, seq))
@@ -413,7 +462,7 @@ class Desugar:
         return isinstance(arg, (gast.List, gast.Tuple)) \
             or (isinstance(arg, gast.Constant) and isinstance(arg.value, str)) \
             or (isinstance(arg, gast.Name) and arg.id in self.lists) \
-            or self._builtin_call(arg) == "range"
+            or self._builtin_call(arg) in ("range", "list")
 
     def _refuse_non_sequence(self, arg: gast.expr) -> None:
         """Refuse, before anything runs, a zip over what is evidently not a sequence."""

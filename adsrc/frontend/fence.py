@@ -111,7 +111,7 @@ _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.Call, gast.Attribute,
     gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
     gast.IfExp, gast.JoinedStr, gast.FormattedValue, gast.keyword, gast.comprehension,
-    gast.ListComp, gast.GeneratorExp,
+    gast.ListComp, gast.GeneratorExp, gast.DictComp,
 )
 _OTHER = (
     gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop,
@@ -232,7 +232,7 @@ class SyntaxFence(gast.NodeVisitor):
             self._check_target(gen.target)
         self.generic_visit(node)
 
-    visit_GeneratorExp = visit_ListComp
+    visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
         raise UnsupportedSyntax(construct, self.parsed.where(node), hint)
