@@ -131,6 +131,9 @@ class _ComprehensionHoister(gast.NodeTransformer):
 
     def visit_Call(self, node: gast.Call):
         func = node.func
+        spelled = self.spelled_out(node)
+        if spelled is not None:
+            return self.visit(spelled)
         if not (isinstance(func, gast.Name) and func.id == "sum" and node.args
                 and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp))
                 and self.desugar.is_builtin("sum")):
@@ -142,6 +145,34 @@ class _ComprehensionHoister(gast.NodeTransformer):
         body = [assign(total, gast.BinOp(left=name(total), op=gast.Add(), right=comp.elt), node)]
         self.before.extend(located([assign(total, start, node)] + self.loops(comp, body), node))
         return name(total)
+
+    def spelled_out(self, node: gast.Call) -> gast.expr | None:
+        """``list(zip(xs, ys))``, ``tuple(enumerate(xs))``, ``list(reversed(xs))``, ``dict(zip(ks, vs))``
+        as the comprehension that builds the same container (``[(a, b) for a, b in zip(xs, ys)]``),
+        which adsrc differentiates; None for any other call."""
+        outer = self.desugar._builtin_call(node)
+        if outer not in ("list", "tuple", "dict") or len(node.args) != 1 or node.keywords:
+            return None
+        inner = node.args[0]
+        kind = self.desugar._builtin_call(inner)
+        if kind == "zip" and inner.args and not inner.keywords:
+            items = [self.desugar.namer.fresh("item") for _ in inner.args]
+        elif kind == "enumerate" and 1 <= len(inner.args) <= 2 and not inner.keywords:
+            items = [self.desugar.namer.fresh("count"), self.desugar.namer.fresh("item")]
+        elif kind == "reversed" and len(inner.args) == 1 and not inner.keywords and outer != "dict":
+            items = [self.desugar.namer.fresh("item")]
+        else:
+            return None
+        target = store(items[0]) if len(items) == 1 else gast.Tuple(elts=[store(i) for i in items], ctx=gast.Store())
+        loop = [gast.comprehension(target=target, iter=inner, ifs=[], is_async=0)]
+        if outer == "dict":
+            if len(items) != 2:
+                return None
+            return located([gast.DictComp(key=name(items[0]), value=name(items[1]), generators=loop)], node)[0]
+        elt = name(items[0]) if len(items) == 1 else gast.Tuple(elts=[name(i) for i in items], ctx=gast.Load())
+        comp = located([gast.ListComp(elt=elt, generators=loop)], node)[0]
+        return comp if outer == "list" else gast.copy_location(
+            gast.Call(func=node.func, args=[comp], keywords=[]), node)
 
     def visit_Lambda(self, node: gast.Lambda) -> gast.Lambda:
         """Only the defaults run where the lambda is defined; its body is desugared where it is inlined."""
@@ -245,8 +276,9 @@ class Desugar:
         """True if ``builtin`` means the builtin of that name everywhere in the function."""
         if builtin in self._bound:
             return False
+        real = getattr(builtins, builtin, _MISSING)
         obj = self.parsed.resolve(builtin)
-        return obj is _MISSING or obj is getattr(builtins, builtin)
+        return real is not _MISSING and (obj is _MISSING or obj is real)
 
     def builtin(self, builtin: str) -> str:
         """The name generated code calls ``builtin`` by: its own, unless the function binds

@@ -21,6 +21,7 @@ never taken for the builtin or global of the same name.
 from __future__ import annotations
 
 import builtins
+import difflib
 import inspect
 import operator
 import random
@@ -29,7 +30,7 @@ import types
 import gast
 import numpy as np
 
-from ..errors import UnsupportedSyntax
+from ..errors import UndefinedName, UnsupportedSyntax
 from .parse import _MISSING, Parsed
 
 _NAMES = {
@@ -129,6 +130,7 @@ class SyntaxFence(gast.NodeVisitor):
         self._top_targets: list[gast.AST] = []
         self.locals = {n.id for n in gast.walk(parsed.node)
                        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        self.locals |= {n.name for n in gast.walk(parsed.node) if isinstance(n, gast.FunctionDef)}
 
     def growable_lists(self) -> set[str]:
         """Local lists that ``.append`` may grow: built here from a list literal or a
@@ -272,8 +274,18 @@ class SyntaxFence(gast.NodeVisitor):
                 and self.static(node) is getattr(builtins, node.id):
             self.fail(node, *_OPAQUE_BUILTINS[node.id])
         if isinstance(node.ctx, gast.Load):
-            self._check_value(node, self.static(node))
+            target = self.static(node)
+            if target is _MISSING and node.id not in self.locals:
+                raise UndefinedName(node.id, self.parsed.where(node), self._closest(node.id))
+            self._check_value(node, target)
         self.generic_visit(node)
+
+    def _closest(self, missing: str) -> str:
+        """The defined name most like ``missing`` (a misspelling), or ''."""
+        known = self.locals | set(getattr(self.parsed.func, "__globals__", {})) | set(self.parsed.closure) \
+            | set(dir(builtins))
+        close = difflib.get_close_matches(missing, sorted(known), n=1)
+        return close[0] if close else ""
 
     def visit_Attribute(self, node: gast.Attribute) -> None:
         if node.attr in _MUTATING_METHODS and node.attr.startswith("__"):
