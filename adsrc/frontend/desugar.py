@@ -47,6 +47,7 @@ import gast
 from ..errors import UnsupportedSyntax
 from .assignments import flatten_assignments
 from .inline import inline_local_functions
+from ..ir.contexts import lower_with
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .fence import SyntaxFence
@@ -579,6 +580,7 @@ class Desugar:
 
     def prepare(self, body: list[gast.stmt]) -> list[gast.stmt]:
         """Simplify assignments, drop docstrings and hoist comprehensions in one body."""
+        body = lower_with(body, self.namer.fresh)
         simplify = Simplify(self.shared_names(), self.runtime.get("rebinding"), self.parsed)
         body = [out for s in body for out in _as_list(simplify.visit(s))]
         body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]

@@ -26,6 +26,7 @@ import inspect
 import operator
 import random
 import types
+import warnings
 
 import gast
 import numpy as np
@@ -104,8 +105,12 @@ _OPAQUE_FUNCTIONS = {
                                 "its object; call the method directly (obj.name(...))"),
 }
 
+# Context managers a with statement may enter (see ir/contexts.py): they change how the body's
+# operations behave, nothing the gradient depends on.
+_CONTEXTS = (np.errstate, warnings.catch_warnings)
+
 _STATEMENTS = (
-    gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.If, gast.For,
+    gast.With, gast.withitem, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.If, gast.For,
     gast.While, gast.Break, gast.Continue, gast.Return, gast.Pass, gast.Assert, gast.Raise,
 )
 _EXPRESSIONS = (
@@ -262,6 +267,23 @@ class SyntaxFence(gast.NodeVisitor):
         if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(node)):
             self.fail(node, "a generator function defined inside the function")
         self.fail(node, "a nested function definition", "define it at module level and call it")
+
+    def visit_With(self, node: gast.With) -> None:
+        for item in node.items:
+            context = item.context_expr
+            if not (isinstance(context, gast.Call) and any(self.static(context.func) is c for c in _CONTEXTS)):
+                self.fail(node, f"a with statement over {_dotted(context)}",
+                          "adsrc runs the body of `with np.errstate(...)` and `with warnings.catch_warnings()`; "
+                          "enter any other context around the call of the gradient instead")
+            if item.optional_vars is not None and not isinstance(item.optional_vars, gast.Name):
+                self.fail(item.optional_vars, "a with statement binding something other than a name")
+            self.visit(context)
+        for jump in _escaping_jumps(node.body):
+            if jump is not node.body[-1] or not isinstance(jump, gast.Return):
+                self.fail(jump, "a jump out of a with statement (return, break or continue), but for a return "
+                          "that ends its body", "set a variable inside the with statement and jump after it")
+        for stmt in node.body:
+            self.visit(stmt)
 
     def visit_Global(self, node: gast.Global) -> None:
         self.fail(node, "global", "pass the value in as an argument and return the new value")
@@ -674,6 +696,17 @@ def check_syntax(parsed: Parsed) -> None:
     fence = SyntaxFence(parsed)
     for stmt in parsed.node.body:
         fence.visit_top_level(stmt)
+
+
+def _escaping_jumps(stmts: list[gast.stmt]):
+    """The return, break and continue statements that leave ``stmts`` (not those of a loop inside)."""
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Return, gast.Break, gast.Continue)):
+            yield stmt
+        elif isinstance(stmt, (gast.For, gast.While)):
+            yield from (n for n in gast.walk(stmt) if isinstance(n, gast.Return))
+        elif isinstance(stmt, (gast.If, gast.With)):
+            yield from _escaping_jumps(stmt.body + getattr(stmt, "orelse", []))
 
 
 def _names(target: gast.AST) -> set[str]:
