@@ -16,6 +16,7 @@ import numpy as np
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
 from .errors import RefusedWhenRun
 from .rules import registry
+from .rules.iterables import unpacked  # noqa: F401  (generated code imports it from here)
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,

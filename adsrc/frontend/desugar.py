@@ -45,6 +45,7 @@ import copy
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..rules.iterables import unpacked
 from .assignments import flatten_assignments
 from .inline import inline_local_functions
 from ..ir.contexts import lower_with
@@ -481,12 +482,16 @@ class Desugar:
             if self._builtin_call(arg) == "zip" and arg.args and not arg.keywords:
                 items.append(gast.Tuple(elts=self._zip_items(arg, index, loop, before, seqs), ctx=gast.Load()))
                 continue
+            position: gast.expr = name(index)
+            if self._builtin_call(arg) == "reversed" and len(arg.args) == 1 and not arg.keywords:
+                arg = arg.args[0]  # zip(reversed(xs), ys): xs[-1 - i], the last items first
+                position = gast.BinOp(left=const(-1), op=gast.Sub(), right=name(index))
             if self._is_view(arg) or (isinstance(arg, gast.Name) and arg.id in self._dicts):
                 arg = call(self.builtin("list"), arg)  # zip(d, xs) pairs d's keys, in order, with xs
             self._refuse_non_sequence(arg)
             seq = self._sequence(arg, "seq", before, loop)
             seqs.append((arg, seq))
-            items.append(gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()))
+            items.append(gast.Subscript(value=copy.deepcopy(seq), slice=position, ctx=gast.Load()))
         return items
 
     def _is_sequence(self, arg: gast.expr) -> bool:
@@ -506,6 +511,29 @@ class Desugar:
         if isinstance(arg, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)) \
                 or (isinstance(arg, gast.Name) and arg.id in self._dicts):
             raise UnsupportedSyntax("zip over a dict (or set)", self.parsed.where(arg), remedy)
+
+    def check_unpacking(self, stmts: list[gast.stmt]) -> None:
+        """``a, b = e``, where ``e`` is no display of two items: ``a, b = unpacked(e, 2, 'file:line')``.
+        The later passes read the items by position, which only a sequence of that length gives as
+        Python's unpacking does; ``unpacked`` (rules/iterables.py) makes any other iterable (a dict,
+        whose keys Python unpacks) the tuple of its items and raises Python's ValueError on a length
+        that does not match."""
+        helper = self.runtime.get("unpacked")
+        if helper is None:
+            return
+        for stmt in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                    self.check_unpacking(getattr(stmt, field))
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], (gast.Tuple, gast.List))):
+                continue
+            count = len(stmt.targets[0].elts)
+            value = stmt.value
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == count \
+                    and not any(isinstance(e, gast.Starred) for e in value.elts):
+                continue
+            stmt.value = located([call(helper, value, const(count), const(self.parsed.where(stmt)))], stmt)[0]
+            self.parsed.closure[helper] = unpacked
 
     # -- returns and jumps ----------------------------------------------
     def convert_returns(self, stmts: list[gast.stmt], depth: int) -> list[gast.stmt]:
@@ -612,6 +640,7 @@ class Desugar:
         body = inline_local_functions(self.parsed, self.namer, body, self.prepare)
         body = self.lower_loops(body)
         body = flatten_assignments(body, self.namer, self.parsed)
+        self.check_unpacking(body)
         body = self.convert_returns(body, 0)
         body = self.normalize_jumps(body)
         body = self.single_exit(body)

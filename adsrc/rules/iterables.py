@@ -92,6 +92,37 @@ defvjp(builtins.dict, _dict_dpairs)
 defjvp(builtins.dict, _dict_jvp, piecewise_linear=True)
 
 
+# ---- a, b = value: what Python's unpacking iterates -----------------------------------------
+def unpacked(value, count, where=""):
+    """``value`` as ``a, b = value`` unpacks it, for generated code that then reads its items by
+    position: a list, tuple or array as it is, any other iterable (a dict: its keys) as the tuple of
+    what iterating it gives; Python's ValueError if it does not hold ``count`` items."""
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else tuple(value)
+    if len(items) > count:
+        raise ValueError(f"too many values to unpack (expected {count})")
+    if len(items) < count:
+        raise ValueError(f"not enough values to unpack (expected {count}, got {len(items)})")
+    return items
+
+
+def _unpacked_dvalue(g, ans, value, count, where=""):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return g
+    return _item_cotangents(g, value)
+
+
+def _unpacked_jvp(t, ans, value, count, where=""):
+    if is_zero(t) or isinstance(value, (list, tuple, np.ndarray)):
+        return t
+    if isinstance(value, (dict, type({}.keys()))):
+        return zero
+    return TangentTuple(_items_of(t, value))
+
+
+defvjp(unpacked, _unpacked_dvalue, None, None)
+defjvp(unpacked, _unpacked_jvp, None, None, piecewise_linear=True)
+
+
 # ---- a dict's methods: d.values(), d.items(), d.keys(), d.get(key, default) -------------
 def _require_dict(d: Any, method: str) -> None:
     if not isinstance(d, dict):
