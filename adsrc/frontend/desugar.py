@@ -389,10 +389,10 @@ class Desugar:
             return self._lower_zip(loop)
         if func == "reversed" and len(it.args) == 1 and not it.keywords:
             return self._lower_reversed(loop)
-        if self._is_view(it):
-            # for k, v in d.items(): over a list of the view's items, which a loop can index; the same
-            # items in the same order, since nothing in the function can change the dict.
-            loop.iter = it = call(self.builtin("list"), it)
+        if self._as_sequence(it) is not it:
+            # for k, v in d.items(), for k in d: over a list of what iterating gives, which a loop can
+            # index; the same items in the same order, since nothing in the function can change the dict.
+            loop.iter = it = self._as_sequence(it)
         if isinstance(it, gast.Name) and it.id in _names_in([target]):
             # for x in x: the loop runs over what x held first.
             loop.iter = self._sequence(it, f"{it.id}_seq", before, loop)
@@ -452,8 +452,7 @@ class Desugar:
         (``loop_length`` refuses, when the loop starts, anything else)."""
         it, before = loop.iter, []
         arg = it.args[0]
-        if self._is_view(arg) or (isinstance(arg, gast.Name) and arg.id in self._dicts):
-            arg = call(self.builtin("list"), arg)  # reversed(d) runs over d's keys, last first
+        arg = self._as_sequence(arg)  # reversed(d) runs over d's keys, last first
         self._refuse_non_sequence(arg)
         seq = self._sequence(arg, "seq", before, loop)
         if self._is_sequence(arg):
@@ -468,6 +467,14 @@ class Desugar:
         loop.target = store(index)
         loop.body = located(prefix, loop) + loop.body
         return located(before, loop) + [loop]
+
+    def _as_sequence(self, arg: gast.expr) -> gast.expr:
+        """``list(arg)`` for a dict or a dict view (what iterating it gives, in order, as a list a loop can
+        index: nothing in the function can change the dict), else ``arg``."""
+        if self._is_view(arg) or isinstance(arg, (gast.Dict, gast.DictComp)) \
+                or (isinstance(arg, gast.Name) and arg.id in self._dicts):
+            return located([call(self.builtin("list"), arg)], arg)[0]
+        return arg
 
     def _is_view(self, node: gast.expr) -> bool:
         """True for ``d.keys()``, ``d.values()``, ``d.items()``."""
@@ -486,8 +493,7 @@ class Desugar:
             if self._builtin_call(arg) == "reversed" and len(arg.args) == 1 and not arg.keywords:
                 arg = arg.args[0]  # zip(reversed(xs), ys): xs[-1 - i], the last items first
                 position = gast.BinOp(left=const(-1), op=gast.Sub(), right=name(index))
-            if self._is_view(arg) or (isinstance(arg, gast.Name) and arg.id in self._dicts):
-                arg = call(self.builtin("list"), arg)  # zip(d, xs) pairs d's keys, in order, with xs
+            arg = self._as_sequence(arg)  # zip(d, xs) pairs d's keys, in order, with xs
             self._refuse_non_sequence(arg)
             seq = self._sequence(arg, "seq", before, loop)
             seqs.append((arg, seq))
@@ -503,9 +509,9 @@ class Desugar:
             or self._builtin_call(arg) in ("range", "list")
 
     def _refuse_non_sequence(self, arg: gast.expr) -> None:
-        """Refuse, before anything runs, a zip over what is evidently not a sequence."""
-        remedy = ("zip pairs up sequences (lists, tuples, arrays) by position; for a dict, loop over its keys "
-                  "with `for k in d:` and read `d[k]` in the body")
+        """Refuse, before anything runs, a zip (or reversed) over what is evidently not a sequence."""
+        remedy = ("adsrc runs zip and reversed over sequences (lists, tuples, arrays, dicts) by position; "
+                  "make a list of the items first (sorted(s) for a set)")
         if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Attribute) and arg.func.attr in _DICT_VIEWS:
             raise UnsupportedSyntax(f"zip over .{arg.func.attr}() (a dict view)", self.parsed.where(arg), remedy)
         if isinstance(arg, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)) \

@@ -46,8 +46,8 @@ def _item_cotangents(g: Any, like: Any) -> Any:
 
 def _items_of(t: Any, like: Any) -> Any:
     """The tangents of the items the iterable ``like`` yields, given its tangent ``t``."""
-    if is_zero(t):
-        return zero
+    if is_zero(t) or isinstance(like, (dict, type({}.keys()), range, str)):
+        return zero  # keys, characters, integers: no tangent
     return [t[i] for i in range(len(t))] if isinstance(like, np.ndarray) else list(t)
 
 
@@ -60,11 +60,19 @@ def _tuple_dx(g, ans, iterable):
 
 
 defvjp(builtins.list, _list_dx)
-defjvp(builtins.list, lambda t, ans, iterable: zero if is_zero(t) else TangentList(_items_of(t, iterable)),
-       piecewise_linear=True)
+def _list_jvp(t, ans, iterable):
+    items = _items_of(t, iterable)
+    return zero if is_zero(items) else TangentList(items)
+
+
+def _tuple_jvp(t, ans, iterable):
+    items = _items_of(t, iterable)
+    return zero if is_zero(items) else TangentTuple(items)
+
+
+defjvp(builtins.list, _list_jvp, piecewise_linear=True)
 defvjp(builtins.tuple, _tuple_dx)
-defjvp(builtins.tuple, lambda t, ans, iterable: zero if is_zero(t) else TangentTuple(_items_of(t, iterable)),
-       piecewise_linear=True)
+defjvp(builtins.tuple, _tuple_jvp, piecewise_linear=True)
 
 
 def _last_positions(keys: list) -> dict:
@@ -114,9 +122,8 @@ def _unpacked_dvalue(g, ans, value, count, where=""):
 def _unpacked_jvp(t, ans, value, count, where=""):
     if is_zero(t) or isinstance(value, (list, tuple, np.ndarray)):
         return t
-    if isinstance(value, (dict, type({}.keys()))):
-        return zero
-    return TangentTuple(_items_of(t, value))
+    items = _items_of(t, value)
+    return zero if is_zero(items) else TangentTuple(items)
 
 
 defvjp(unpacked, _unpacked_dvalue, None, None)
@@ -166,6 +173,7 @@ def _get_dd(g, ans, d, key, default=None):
 
 
 def _get_ddefault(g, ans, d, key, default=None):
+    _require_dict(d, "get")
     return zero if key in d else g
 
 
