@@ -36,7 +36,8 @@ from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
 from ..frontend.assignments import lower_assignments
-from ..frontend.fence import SyntaxFence, check_syntax
+from ..frontend.aliasing import Aliasing
+from ..frontend.fence import check_syntax
 from ..frontend.parse import _MISSING, Parsed, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
 from ..ir.naming import Namer, free_names
@@ -192,7 +193,7 @@ def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compil
 def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func)
-    lower_assignments(parsed, SyntaxFence(parsed).makes_fresh_array)
+    lower_assignments(parsed, Aliasing(parsed).makes_fresh_array)
     check_syntax(parsed)
     refuse_updates_seen_through_views(parsed)
     node = parsed.node

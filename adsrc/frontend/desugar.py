@@ -51,7 +51,7 @@ from .inline import inline_local_functions
 from ..ir.contexts import lower_with
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
-from .fence import SyntaxFence
+from .aliasing import Aliasing
 from .parse import _MISSING, Parsed
 
 # Builtins that generated code may call: the index loops of zip (here) and of ANF,
@@ -609,7 +609,7 @@ class Desugar:
 
     def shared_names(self) -> dict[str, bool]:
         if getattr(self, "_shared", None) is None:
-            self._shared = SyntaxFence(self.parsed).shared_names()
+            self._shared = Aliasing(self.parsed).shared_names()
         return self._shared
 
     def prepare(self, body: list[gast.stmt]) -> list[gast.stmt]:
