@@ -61,7 +61,11 @@ def _no_rule_remedy(name: str) -> str:
         return (f"{name}(...) is differentiated where a for loop or a comprehension consumes it "
                 f"(`for a, b in zip(xs, ys)`, `[v for v in reversed(xs)]`, `list({name}(...))`), "
                 f"so write the loop or the comprehension instead of keeping the iterator")
-    if not name.replace(".", "").replace("_", "").isalnum():
+    if name.startswith("the attribute ."):
+        return ("adsrc differentiates an array's .T, .mT, .real and .imag (and .shape and the like carry no "
+                "gradient); to differentiate through the fields of an object, pass them in a dict or a tuple "
+                "and index it (params['w'])")
+    if "(" in name or "[" in name:
         return (f"adsrc finds a rule by the function it names before the function runs, and {name} makes a "
                 f"new function each time; bind it once at module level (`f = {name}`), call f(...), and "
                 f"register its adjoint with adsrc.register_adjoint(f, vjp) (see docs/rules.md)")

@@ -491,6 +491,8 @@ def test_remedies_a_user_can_follow():
         adsrc.grad(vectorized_inside)(x3)
     message = str(info.value)
     assert "register_adjoint(np.vectorize" not in message and "f = np.vectorize(math.erf)" in message
+    attribute = str(NoGradientRule("the attribute .w", "f.py:1"))
+    assert "register_adjoint" not in attribute and "params['w']" in attribute
     # ... and what it says works:
     adsrc.register_adjoint(erf, lambda g, ans, x: g * 2.0 / math.sqrt(math.pi) * np.exp(-x * x))
     np.testing.assert_allclose(adsrc.grad(vectorized_at_module_level)(x3), 2.0 / math.sqrt(math.pi) * np.exp(-x3 ** 2))
