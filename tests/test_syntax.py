@@ -328,6 +328,7 @@ def test_a_write_that_may_reach_the_argument_is_still_refused():
     with pytest.raises(UnsupportedSyntax) as info:
         adsrc.grad(write_into_parameter_in_a_branch)(W3)
     assert line_of(write_into_parameter_in_a_branch, "w[0] = 0.0") in str(info.value)
+    assert "at the top level" in str(info.value)
 
 
 # -- dicts -------------------------------------------------------------------------------------

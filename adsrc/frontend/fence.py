@@ -421,6 +421,13 @@ class SyntaxFence(gast.NodeVisitor):
             if isinstance(base, gast.Name) and base.id in self.aliasing.writable_arrays() and target in self._top_targets:
                 self.visit(target.slice)
                 return
+            if isinstance(base, gast.Name) and any(
+                    isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and n.targets[0].id == base.id
+                    and self.aliasing.makes_fresh_array(n.value) for n in gast.walk(self.parsed.node)):
+                self.fail(target, f"assignment to a subscript of {base.id}, which may still hold an array the "
+                          f"function did not make (the copy is made on some paths only, or another name shares it)",
+                          f"make the copy at the top level of the function, before any branch or loop "
+                          f"({base.id} = {base.id}.copy()), or copy into a new name and write into that")
             self.fail(target, "assignment to a subscript (x[i] = ...) of an array not created in this function",
                       "create it here with np.zeros, np.empty, np.array(...), x.copy() and the like, "
                       "or build a new array with np.where or np.concatenate")
