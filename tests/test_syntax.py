@@ -541,3 +541,27 @@ def test_random_programs_with_the_new_syntax_in_every_mode():
                 np.testing.assert_allclose(tangent, slope, rtol=1e-4, atol=1e-6, err_msg=program["source"])
     assert accepted >= 60 and forward >= 0.9 * accepted, (accepted, forward)
     assert seen == SYNTAX_TAGS, SYNTAX_TAGS - seen
+
+
+# -- second order ---------------------------------------------------------------------------
+def lists_sliced(x):
+    xs = [x[0], x[1], x[2]]
+    rest = xs[1:]
+    return xs[0] * rest[0] * rest[1]
+
+
+def unpacking_and_dicts(x):
+    a, *rest = x
+    (b, c), d = (x[0], x[1]), x[2]
+    p = q = a * b
+    table = {k: v * v for k, v in zip(["u", "w"], rest)}
+    return p * q * sum(rest) + c * d ** 2 + sum(table.values()) * table.get("u", 1.0)
+
+
+@pytest.mark.parametrize("f", [lists_sliced, unpacking_and_dicts], ids=lambda f: f.__name__)
+def test_hessian_vector_products(f):
+    # The tangent of an eager adjoint's dxs + part adds list cotangents leaf by leaf (it concatenated them).
+    v = np.array([1.0, 0.5, -0.25])
+    gradient = adsrc.grad(f)
+    expected = (gradient(x3 + 1e-6 * v) - gradient(x3 - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(adsrc.hvp(f)(x3, v), expected, rtol=1e-5, atol=1e-7)
