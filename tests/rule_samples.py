@@ -279,6 +279,8 @@ SAMPLES: dict[str, list[Case]] = {
     "builtins.tuple": [C(arr(4)), C([flt(), arr(2, 2)])],
     "builtins.dict": [C([("a", flt()), ("b", arr(2))]), C([("a", flt()), ("b", arr(2)), ("a", flt())]),
                       C({"a": flt(), "b": arr(3)})],
+    "adsrc.rules.iterables.unpacked": [C(arr(3, 2), 3), C([flt(), arr(2)], 2), C((arr(2), flt(), flt()), 3),
+                                       C({"w": flt(), "b": arr(2)}, 2)],
     "adsrc.rules.iterables.dict_values": [C({"w": arr(2, 2), "b": flt()})],
     "adsrc.rules.iterables.dict_items": [C({"w": arr(3), "b": flt()})],
     "adsrc.rules.iterables.dict_get": [C({"w": arr(3), "b": flt()}, "w", flt(), wrt=(0,)),

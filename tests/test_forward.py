@@ -43,7 +43,7 @@ def shifted(value, direction, step):
 
 
 def flat_leaves(value):
-    if isinstance(value, str):
+    if isinstance(value, str) or value is zero:
         return []
     if isinstance(value, dict):
         value = list(value.values())

@@ -51,7 +51,7 @@ def is_float_like(value) -> bool:
 
 def working_leaves(value):
     """float64 copies of the floats in ``value``, and a function rebuilding ``value`` from them."""
-    if isinstance(value, str):
+    if isinstance(value, str) or value is zero:  # a key, or the cotangent of one
         return [], lambda ls: value
     if isinstance(value, dict):
         leaves, rebuild = working_leaves(list(value.values()))
