@@ -20,6 +20,8 @@ view-making attributes, methods and functions kept here.
 """
 from __future__ import annotations
 
+import functools
+
 import gast
 import numpy as np
 
@@ -70,9 +72,12 @@ class Aliasing:
 
     def __init__(self, parsed: Parsed):
         self.parsed = parsed
-        self.locals = local_names(parsed)
         self._writable: set[str] | None = None
         self._shared: dict[str, bool] | None = None
+
+    @functools.cached_property
+    def locals(self) -> set[str]:
+        return local_names(self.parsed)
 
     def static(self, node: gast.AST) -> object:
         return static_value(self.parsed, self.locals, node)

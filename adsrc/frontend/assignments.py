@@ -41,12 +41,23 @@ def lower_assignments(parsed: Parsed, fresh_array=None) -> None:
     ``fresh_array(value)`` says whether an assignment's value is an array made there
     (for copy-then-write)."""
     node = parsed.node
-    namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)})
-    node.body = flatten_assignments(node.body, namer, parsed)
-    for child in gast.walk(node):
-        if isinstance(child, gast.FunctionDef) and child is not node:
+    names, complex_, defs, written = set(), False, [], False
+    for child in gast.walk(node):  # one walk: most functions need none of the rewrites
+        if isinstance(child, gast.Name):
+            names.add(child.id)
+        elif isinstance(child, gast.Assign):
+            complex_ = complex_ or len(child.targets) > 1 or (
+                isinstance(child.targets[0], (gast.Tuple, gast.List)) and not _is_flat(child.targets[0]))
+        elif isinstance(child, gast.FunctionDef) and child is not node:
+            defs.append(child)
+        elif isinstance(child, gast.Subscript) and isinstance(child.ctx, gast.Store):
+            written = True
+    namer = Namer(names)
+    if complex_:
+        node.body = flatten_assignments(node.body, namer, parsed)
+        for child in defs:
             child.body = flatten_assignments(child.body, namer, parsed)
-    if fresh_array is not None:
+    if fresh_array is not None and written:
         _split_copied_names(node, namer, fresh_array)
 
 
@@ -160,21 +171,31 @@ def _split_copied_names(node: gast.FunctionDef, namer: Namer, fresh_array) -> No
     closures = {n.id for child in gast.walk(node) if isinstance(child, (gast.FunctionDef, gast.Lambda))
                 and child is not node for n in gast.walk(child) if isinstance(n, gast.Name)}
     body = node.body
+    first_store, last_write = _top_level_uses(body)
     for k, stmt in enumerate(body):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         old = stmt.targets[0].id
-        if old in closures or not fresh_array(stmt.value):
+        if last_write.get(old, -1) <= k or old in closures:  # no write into it after this statement
             continue
-        assigned_before = old in params or any(
-            isinstance(n, gast.Name) and n.id == old and isinstance(n.ctx, gast.Store)
-            for s in body[:k] for n in gast.walk(s))
-        written_after = any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
-                            and isinstance(n.value, gast.Name) and n.value.id == old
-                            for s in body[k + 1:] for n in gast.walk(s))
-        if not (assigned_before and written_after):
-            continue
+        if not (old in params or first_store.get(old, k) < k) or not fresh_array(stmt.value):
+            continue  # its first value: nothing to split from
         new = namer.fresh(old)
         stmt.targets[0] = store(new)
         for later in body[k + 1:]:
             Rename({old: new}).visit(later)
+        first_store, last_write = _top_level_uses(body)
+
+
+def _top_level_uses(body: list[gast.stmt]) -> tuple[dict[str, int], dict[str, int]]:
+    """For each name: the first top-level statement that assigns it, and the last one that writes into it
+    by subscript (``w[i] = v``), by position in ``body``."""
+    first_store: dict[str, int] = {}
+    last_write: dict[str, int] = {}
+    for k, stmt in enumerate(body):
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                first_store.setdefault(n.id, k)
+            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) and isinstance(n.value, gast.Name):
+                last_write[n.value.id] = k
+    return first_store, last_write
