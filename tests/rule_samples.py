@@ -284,6 +284,16 @@ SAMPLES: dict[str, list[Case]] = {
     "builtins.sum": [C([arr(3), arr(3)]), C([flt(), flt(), flt()]), C(arr(3, 2)), C([arr(2), flt()], arr(2))],
     "builtins.max": [C(flt(), flt()), C(*[flt() for _ in range(16)]), C([flt(), flt(), flt()]), C(arr(4))],
     "builtins.min": [C(flt(), flt()), C(*[flt() for _ in range(16)]), C([flt(), flt(), flt()]), C(arr(4))],
+    "builtins.list": [C(arr(3, 2)), C([arr(2), flt()]), C((flt(), arr(3))), C([flt()])],
+    "builtins.tuple": [C(arr(4)), C([flt(), arr(2, 2)])],
+    "builtins.dict": [C([("a", flt()), ("b", arr(2))]), C([("a", flt()), ("b", arr(2)), ("a", flt())]),
+                      C({"a": flt(), "b": arr(3)})],
+    "adsrc.rules.iterables.unpacked": [C(arr(3, 2), 3), C([flt(), arr(2)], 2), C((arr(2), flt(), flt()), 3),
+                                       C({"w": flt(), "b": arr(2)}, 2)],
+    "adsrc.rules.iterables.dict_values": [C({"w": arr(2, 2), "b": flt()})],
+    "adsrc.rules.iterables.dict_items": [C({"w": arr(3), "b": flt()})],
+    "adsrc.rules.iterables.dict_get": [C({"w": arr(3), "b": flt()}, "w", flt(), wrt=(0,)),
+                                       C({"w": arr(3), "b": flt()}, "z", arr(3))],
     # ---- reductions -----------------------------------------------------------
     "numpy.sum": reduction() + [C(arr(3, 4), where=_MASK), C(arr(2, 3), 1, None, None, True)],
     "numpy.mean": reduction() + [C(arr(3, 4), axis=1, where=_MASK)],
@@ -473,6 +483,9 @@ SAMPLES: dict[str, list[Case]] = {
 }
 
 METHOD_SAMPLES: dict[str, list[Case]] = {
+    "values": [C({"w": arr(2, 2), "b": flt()})],
+    "items": [C({"w": arr(3), "b": flt()})],
+    "get": [C({"w": arr(3), "b": flt()}, "b", arr(3)), C({"w": arr(3)}, "z", flt())],
     "sum": [C(arr(2, 3)), C(arr(2, 3), 0), C(arr(2, 3), axis=1, keepdims=True)],
     "mean": [C(arr(2, 3)), C(arr(2, 3), (0, 1))],
     "prod": [C(nonzero(2, 3)), C(nonzero(2, 3), 1)],

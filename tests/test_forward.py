@@ -13,7 +13,7 @@ import pytest
 
 import adsrc
 import adsrc.rules.registry as registry
-from adsrc.values.containers import add_tangents
+from adsrc.values.containers import add_tangents, part
 from adsrc.values.thunks import zero
 from rule_samples import SAMPLES
 from test_rules import RULES, flat, is_float_like, positions, seed_of, working_leaves
@@ -23,7 +23,11 @@ EPS = 1e-6
 
 # ---- tangent rules against finite differences -----------------------------------------
 def random_direction(value, rng):
-    """A random tangent shaped like ``value`` (nested lists and tuples too)."""
+    """A random tangent shaped like ``value`` (nested lists, tuples and dicts too; a str key stays)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return {k: random_direction(v, rng) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         items = [random_direction(v, rng) for v in value]
         return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
@@ -40,6 +44,10 @@ def shifted(value, direction, step):
 
 
 def flat_leaves(value):
+    if isinstance(value, str) or value is zero:
+        return []
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in flat_leaves(v)]
     return [value]
@@ -47,6 +55,10 @@ def flat_leaves(value):
 
 def tangent_leaves(tangent, like):
     """The tangent as arrays aligned with ``flat(like)``; zero stands for zeros."""
+    if isinstance(like, dict):
+        return [leaf for k, v in like.items() for leaf in tangent_leaves(part(tangent, k), v)]
+    if isinstance(like, (type({}.values()), type({}.items()))):
+        like = list(like)
     if isinstance(like, (list, tuple)):
         if tangent is zero:
             return [leaf for v in like for leaf in tangent_leaves(zero, v)]

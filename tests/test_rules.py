@@ -30,21 +30,32 @@ RTOL, ATOL = 1e-5, 1e-7
 
 
 # ---- pytrees of floats ---------------------------------------------------------
+_VIEWS = (type({}.values()), type({}.items()))
+
+
 def is_float_like(value) -> bool:
-    """A differentiable value: a float array or scalar, or a non-empty list/tuple of them."""
+    """A differentiable value: a float array or scalar, or a non-empty list/tuple/dict of them (strings
+    among them are keys: ``[("a", x)]``, what ``dict`` takes)."""
     if isinstance(value, (bool, np.bool_)):
         return False
     if isinstance(value, (float, np.floating)):
         return True
     if isinstance(value, np.ndarray):
         return np.issubdtype(value.dtype, np.floating)
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, (list, tuple)) and value:
-        return all(is_float_like(v) for v in value)
+        return all(is_float_like(v) or isinstance(v, str) for v in value) and any(is_float_like(v) for v in value)
     return False
 
 
 def working_leaves(value):
     """float64 copies of the floats in ``value``, and a function rebuilding ``value`` from them."""
+    if isinstance(value, str) or value is zero:  # a key, or the cotangent of one
+        return [], lambda ls: value
+    if isinstance(value, dict):
+        leaves, rebuild = working_leaves(list(value.values()))
+        return leaves, lambda ls: dict(zip(value.keys(), rebuild(ls)))
     if isinstance(value, (list, tuple)):
         parts = [working_leaves(v) for v in value]
         leaves = [leaf for sub, _ in parts for leaf in sub]
@@ -68,6 +79,10 @@ def working_leaves(value):
 
 def flat(value):
     """The leaves of an output or cotangent pytree; non-float leaves and zero become None."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, _VIEWS):
+        value = list(value)
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in flat(v)]
     if value is zero or value is None or not is_float_like(value):
@@ -77,6 +92,10 @@ def flat(value):
 
 def cotangent(value, rng, dtype=np.float64):
     """A random cotangent with the structure of ``value`` (zero for integer outputs)."""
+    if isinstance(value, dict):
+        return {k: cotangent(v, rng, dtype) for k, v in value.items()}
+    if isinstance(value, _VIEWS):
+        value = list(value)
     if isinstance(value, (list, tuple)):
         return [cotangent(v, rng, dtype) for v in value] if isinstance(value, list) else tuple(
             cotangent(v, rng, dtype) for v in value
@@ -96,6 +115,14 @@ def inner(g, y) -> float:
 
 def result_leaves(result, like):
     """A vjp's result as arrays aligned with ``working_leaves(like)``, checking its structure."""
+    if isinstance(like, str):
+        return []
+    if isinstance(like, dict):
+        if result is not zero:
+            assert isinstance(result, dict), f"expected a dict of gradients, got {type(result).__name__}"
+            assert set(result) <= set(like), f"gradients for keys {set(result) - set(like)} the dict lacks"
+        return [leaf for k, v in like.items() for leaf in result_leaves(zero if result is zero else
+                                                                         result.get(k, zero), v)]
     if isinstance(like, (list, tuple)):
         if result is zero:
             return [leaf for v in like for leaf in result_leaves(zero, v)]
@@ -178,7 +205,8 @@ def check_against_fd(f, vjps, case, seed, label):
     ans = f(*args, **kwargs)
     g = cotangent(ans, rng)
     variants = [g]
-    if isinstance(g, (list, tuple)) and len(g) > 1:  # a piece with no gradient arrives as zero
+    if isinstance(g, (list, tuple)) and len(g) > 1 and not isinstance(g[0], (list, tuple, dict)):
+        # a piece with no gradient arrives as zero
         variants.append(type(g)([zero, *g[1:]]) if isinstance(g, tuple) else [zero, *g[1:]])
     checked = positions(vjps, case, args)
     assert checked, f"{label}: the sample has no differentiable argument"

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from .registry import rules as _all_rules
 from . import (  # noqa: F401  (imported for their registrations)
-    builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
+    builtins, decompositions, elementwise, indexing, iterables, joins, linalg, nondiff, norms, pymath, reductions,
+    shape,
 )
 from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
@@ -17,6 +18,7 @@ FAMILIES = {
     "elementwise": "Elementwise (NumPy ufuncs and operators)",
     "pymath": "The math module",
     "builtins": "Python builtins",
+    "iterables": "Containers from containers: list, tuple, dict, a dict's views and get",
     "reductions": "Reductions and scans",
     "linalg": "Products and contractions",
     "norms": "Norms",

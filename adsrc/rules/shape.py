@@ -84,6 +84,9 @@ def _atleast_jvp(func, k):
 
 # Every layout change is linear, so its jvp is itself applied to the tangent (deflinear).
 deflinear(np.reshape, _reshape_dx)
+# x.reshape(2, 2) passes the shape as separate arguments, which np.reshape(t, 2, 2) would take for an order.
+defjvp(np.reshape, lambda t, ans, x, *args, **kwargs: np.reshape(dense(t, x), np.shape(ans),
+                                                                 order=_order(args, kwargs)), piecewise_linear=True)
 deflinear(np.ravel, _reshape_dx)
 deflinear(flatten, _reshape_dx)
 deflinear(np.transpose, _transpose_dx)
