@@ -87,8 +87,8 @@ def _no_rule_remedy(name: str) -> str:
                 f"so write the loop or the comprehension instead of keeping the iterator")
     if name.startswith("the attribute ."):
         return ("adsrc differentiates an array's .T, .mT, .real and .imag (and .shape and the like carry no "
-                "gradient); to differentiate through the fields of an object, pass them in a dict or a tuple "
-                "and index it (params['w'])")
+                "gradient), and the attributes of objects, dataclasses and NamedTuples (docs/objects.md); "
+                "for other fields, pass them in a dict or a tuple and index it (params['w'])")
     if "(" in name or "[" in name:
         return (f"adsrc finds a rule by the function it names before the function runs, and {name} makes a "
                 f"new function each time; bind it once at module level (`f = {name}`), call f(...), and "
