@@ -18,7 +18,7 @@ from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import to_tangent
-from .arguments import (Fresh, Wrt, bind, check_differentiable, explain, positions, refuse_complex,
+from .arguments import (Fresh, Wrt, bind, check_differentiable, explain, positions,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
 from .forward import jvp
@@ -105,12 +105,10 @@ def vjp(func: Callable, *args: Any, wrt: Wrt = 0, eager: bool | None = None) -> 
     except RecursionError as error:
         explain(error, func)
         raise
-    refuse_complex(func, value, "returned")
     state = {"pullback": first}
 
     def pullback(cotangent: Any) -> Any:
         refuse_subclasses(func, "cotangent", cotangent, "pullback's")
-        refuse_complex(func, cotangent, "was given a cotangent that holds")
         backward = state.pop("pullback", None)
         if backward is None:
             backward = adjoint.function(*values)[1]
