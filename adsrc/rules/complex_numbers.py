@@ -99,7 +99,7 @@ defattribute("imag", imag_attribute)
 def _angle_direction(x, deg):
     """-i conj(z) / |z|^2 (times 180/pi in degrees); 0 at 0, and for real x (the angle is 0 or pi)."""
     if not _is_complex(x):
-        return np.zeros(np.shape(x))
+        return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
     r2 = np.real(x * np.conj(x))
     d = -1j * np.conj(x) / np.where(r2 == 0, 1.0, r2)
     return d * (180.0 / math.pi) if deg else d
@@ -137,7 +137,7 @@ COMPLEX_RULES = [
     np.add, np.subtract, np.multiply, np.divide, np.power, np.float_power, np.negative, np.positive,
     np.sqrt, np.square, np.reciprocal, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p,
     np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh,
-    np.arccosh, np.arctanh, np.where, np.conjugate, np.nan_to_num,
+    np.arccosh, np.arctanh, np.where, np.conjugate,
     np.absolute, builtins.abs, np.imag, np.real, real_attribute, imag_attribute, np.angle, np.real_if_close,
     builtins.sum,
     # shape, layout and conversions

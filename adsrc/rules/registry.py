@@ -159,6 +159,17 @@ def _real_part(value: Any) -> Any:
     return value.real if type(value) is complex else np.real(value)
 
 
+def _real_where_real(result: Any, arg: Any) -> Any:
+    """The contributions to a list or tuple of arrays, each real where its item is real."""
+    if type(arg) in _PLAIN_CONTAINERS:
+        if type(result) not in _PLAIN_CONTAINERS or len(arg) != len(result):
+            return result
+        return type(result)(_real_where_real(r, a) for r, a in zip(result, arg))
+    if arg is not None and _is_complex(result) and not _is_complex(arg):
+        return _real_part(result)
+    return result
+
+
 def _guard_zero(fn: Callable, name: str, rule: Rule, position: int) -> Callable:
     """Wrap a vjp so that a zero cotangent gives a zero contribution for free, a
     container result is a cotangent container (whose ``+`` adds, not concatenates),
@@ -177,10 +188,10 @@ def _guard_zero(fn: Callable, name: str, rule: Rule, position: int) -> Callable:
         kind = type(result)
         if kind is float or kind is _FLOAT64:
             return result
+        arg = args[position + 1] if position + 1 < len(args) else None
         if kind in _PLAIN_CONTAINERS:
-            return as_tangent(result)
+            return as_tangent(_real_where_real(result, arg))
         if kind is complex or getattr(getattr(result, "dtype", None), "kind", None) == "c":
-            arg = args[position + 1] if position + 1 < len(args) else None
             if arg is not None and type(arg) not in _PLAIN_CONTAINERS and not _is_complex(arg):
                 return _real_part(result)
         return result

@@ -174,7 +174,10 @@ def _pad_darray(g, ans, array, pad_width, mode="constant", **kwargs):
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"the gradient of pad with mode={mode!r} is not supported")
     source = np.pad(np.arange(np.size(array)).reshape(np.shape(array)), widths, mode=mode, **kwargs)
-    flat = np.bincount(source.ravel(), weights=np.ravel(g), minlength=np.size(array))
+    weights = np.ravel(g)
+    flat = np.bincount(source.ravel(), weights=np.real(weights), minlength=np.size(array))
+    if np.iscomplexobj(weights):  # bincount adds real weights only
+        flat = flat + 1j * np.bincount(source.ravel(), weights=np.imag(weights), minlength=np.size(array))
     return np.reshape(flat.astype(np.result_type(array, g), copy=False), np.shape(array))
 
 
