@@ -164,6 +164,8 @@ def _real_where_real(result: Any, arg: Any) -> Any:
     if type(arg) in _PLAIN_CONTAINERS:
         if type(result) not in _PLAIN_CONTAINERS or len(arg) != len(result):
             return result
+        if isinstance(result, dict):
+            return {k: _real_where_real(r, arg.get(k)) for k, r in result.items()} if isinstance(arg, dict) else result
         return type(result)(_real_where_real(r, a) for r, a in zip(result, arg))
     if arg is not None and _is_complex(result) and not _is_complex(arg):
         return _real_part(result)
