@@ -246,6 +246,9 @@ SAMPLES: dict[str, list[Case]] = {
     "numpy.real_if_close": [C(arr(3)), C(carr(3))],
     "adsrc.rules.complex_numbers.real": [C(arr(2, 3)), C(carr(3)), C(flt())],
     "adsrc.rules.complex_numbers.imag": [C(arr(2, 3)), C(carr(3)), C(flt())],
+    "numpy.linalg.eig": [C(arr(3, 3)), C(carr(3, 3)), C(arr(2, 3, 3)), C(Spec(lambda rng: np.array(
+        [[0.5, -2.0, 0.3], [1.5, 0.2, -0.4], [0.1, 0.6, 1.1]]) + rng.uniform(-0.1, 0.1, (3, 3))))],
+    "numpy.linalg.eigvals": [C(arr(3, 3)), C(carr(4, 4)), C(arr(2, 3, 3))],
     # ---- np.fft ---------------------------------------------------------------
     "numpy.fft.fft": [C(arr(5)), C(carr(4, 3), axis=0), C(arr(5), 7, norm="ortho"), C(carr(6), 4, norm="forward")],
     "numpy.fft.ifft": [C(carr(5)), C(arr(3, 4), 6), C(carr(6), 3, 0, "ortho")],

@@ -299,3 +299,51 @@ def test_grad_needs_a_real_output():
     from adsrc.errors import NonScalarOutput
     with pytest.raises(NonScalarOutput, match="real"):
         adsrc.grad(complex_output)(ZV)
+
+
+def eig_parts(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(w) ** 2) + np.sum(np.real(w) * np.abs(v[0]) ** 3) + np.sum(np.abs(v) ** 2 * np.arange(3.0))
+
+
+def eigenvalues_squared(a):
+    return np.real(np.sum(np.linalg.eigvals(a) ** 2 * np.array([1.0, 2.0, 3.0])))
+
+
+@pytest.mark.parametrize("a", [np.array([[0.5, -2.0, 0.3], [1.5, 0.2, -0.4], [0.1, 0.6, 1.1]]),
+                               M * 0.5 + np.diag([0.0, 1.0, 2.0])])
+@pytest.mark.parametrize("f", [eig_parts, eigenvalues_squared])
+def test_eig_and_eigvals_first_and_second_order(f, a):
+    check_complex(f, a)
+
+
+@pytest.mark.parametrize("a", [np.array([[0.5, -2.0, 0.3], [1.5, 0.2, -0.4], [0.1, 0.6, 1.1]]), M])
+def test_vjp_of_eig_is_the_transpose(a):
+    check_complex_vjp(eig_output_flat, a)
+
+
+def eig_output_flat(a):
+    w, v = np.linalg.eig(a)
+    return np.concatenate([w * 2.0, np.ravel(v)])
+
+
+def eig_of_repeated(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v))
+
+
+def test_eig_at_repeated_eigenvalues_is_refused():
+    with pytest.raises(InvalidArgument, match="repeat"):
+        adsrc.grad(eig_of_repeated)(np.eye(3))
+
+
+def eigh_both(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w ** 2) + np.sum(v[0] ** 3)
+
+
+def test_second_order_adds_the_cotangents_of_a_tuple_result():
+    # The adjoint adds the cotangents of eigh's two outputs (TangentTuple + TangentTuple, item by item);
+    # second order used to take that sum for a tuple concatenation.
+    a = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, -1.0]])
+    check_complex(eigh_both, a)

@@ -9,7 +9,7 @@ from .registry import rules as _all_rules
 from . import (  # noqa: F401  (imported for their registrations)
     builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
 )
-from . import complex_numbers, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
+from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 
@@ -26,6 +26,7 @@ FAMILIES = {
     "indexing": "Indexing",
     "complex_numbers": "Complex numbers",
     "fft": "Discrete Fourier transforms (np.fft)",
+    "eig": "General eigendecomposition (complex outputs)",
 }
 
 

@@ -64,6 +64,8 @@ def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
     """The tangent of ``ans = a <op> b`` (a ``gast`` operator name)."""
     if is_zero_tree(da) and is_zero_tree(db):
         return zero
+    if isinstance(ans, (TangentTuple, TangentList)) and op == "Add":  # cotangents of containers add item by item
+        return add_tangents(da, db)
     if isinstance(ans, (list, tuple)):  # concatenation or repetition of containers
         kind = TangentList if isinstance(ans, list) else TangentTuple
         if op == "Add":
