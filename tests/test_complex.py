@@ -347,3 +347,14 @@ def test_second_order_adds_the_cotangents_of_a_tuple_result():
     # second order used to take that sum for a tuple concatenation.
     a = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, -1.0]])
     check_complex(eigh_both, a)
+
+
+def uses_var(z):
+    return np.real(np.sum(np.var(z)))
+
+
+def test_second_order_refuses_a_real_only_rule_at_complex_values():
+    with pytest.raises(InvalidArgument, match="real values only"):
+        adsrc.jvp(adsrc.grad(uses_var), (ZV,), (ZV,))
+    with pytest.raises(InvalidArgument, match="real values only"):
+        adsrc.hvp(uses_var)(ZV, ZV)

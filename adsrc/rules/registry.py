@@ -155,6 +155,11 @@ def _any_complex(ans: Any, args: tuple) -> bool:
     return False
 
 
+def meets_complex(values: Sequence[Any]) -> bool:
+    """Whether a vjp's ``(ans, *args)`` hold a complex value (for a caller that bypasses the vjp's wrapper)."""
+    return _any_complex(values[0] if values else None, tuple(values[1:]))
+
+
 def _real_part(value: Any) -> Any:
     return value.real if type(value) is complex else np.real(value)
 
