@@ -146,7 +146,7 @@ def test_other_rules_refuse_complex_values(name, i, only_first):
 
 def test_refusals_cover_the_real_only_families():
     refused = {p.values[0] for p in REFUSED_CASES}
-    for name in ("numpy.maximum", "numpy.sort", "numpy.max", "numpy.var", "numpy.linalg.norm",
+    for name in ("numpy.maximum", "numpy.sort", "numpy.max", "numpy.ptp", "numpy.linalg.norm",
                  "numpy.linalg.eigh", "numpy.clip"):
         assert name in refused, name
 
@@ -349,12 +349,27 @@ def test_second_order_adds_the_cotangents_of_a_tuple_result():
     check_complex(eigh_both, a)
 
 
-def uses_var(z):
-    return np.real(np.sum(np.var(z)))
+def uses_norm(z):
+    return np.linalg.norm(z * 2.0)
 
 
 def test_second_order_refuses_a_real_only_rule_at_complex_values():
     with pytest.raises(InvalidArgument, match="real values only"):
-        adsrc.jvp(adsrc.grad(uses_var), (ZV,), (ZV,))
+        adsrc.jvp(adsrc.grad(uses_norm), (ZV,), (ZV,))
     with pytest.raises(InvalidArgument, match="real values only"):
-        adsrc.hvp(uses_var)(ZV, ZV)
+        adsrc.hvp(uses_norm)(ZV, ZV)
+
+
+def spread(z):
+    return np.var(z) + np.std(z[:3], ddof=1) + np.sum(np.var(np.reshape(z, (1, 5)), axis=0) * np.arange(5.0))
+
+
+def test_var_and_std_of_complex_values():
+    """var(z) = mean(|z - mean z|^2): gradient 2 conj(z - mean z) / (n - ddof)."""
+    check_complex(spread, ZV)
+    got = adsrc.grad(lambda_free_var)(ZV)
+    np.testing.assert_allclose(got, 2 * np.conj(ZV - ZV.mean()) / ZV.size)
+
+
+def lambda_free_var(z):
+    return np.var(z)

@@ -131,6 +131,34 @@ defvjp(np.real_if_close, _real_if_close_dx)
 defjvp(np.real_if_close, _real_if_close_jvp, piecewise_linear=True)
 note("the identity; where the result was made real, the real part", lookup(np.real_if_close))
 
+# ---- var and std: real results whose real formulas hold with conj(x) -----------------------
+# var(z) = mean(|z - mean z|^2): its gradient is 2 conj(z - mean z) / (n - ddof), the real formula
+# evaluated at conj(z) (times Re(g)); the tangent is the real part of the real formula's at conj(z).
+def _spread_vjp(real_vjp):
+    def vjp(g, ans, x, *args, **kwargs):
+        if not _is_complex(x):
+            return real_vjp(g, ans, x, *args, **kwargs)
+        return real_vjp(_real(g), ans, np.conj(x), *args, **kwargs)
+    vjp.__module__, vjp.__doc__ = real_vjp.__module__, real_vjp.__doc__
+    return vjp
+
+
+def _spread_jvp(real_jvp):
+    def jvp(t, ans, x, *args, **kwargs):
+        if not _is_complex(x):
+            return real_jvp(t, ans, x, *args, **kwargs)
+        return np.real(real_jvp(t, ans, np.conj(x), *args, **kwargs))
+    jvp.__module__ = real_jvp.__module__
+    return jvp
+
+
+for _spread in (np.var, np.std, np.nanvar, np.nanstd):
+    _rule = lookup(_spread)
+    _notes = _rule.notes
+    defvjp(_spread, _spread_vjp(_rule.vjps[0].__wrapped__))
+    defjvp(_spread, _spread_jvp(_rule.jvps[0].__wrapped__))
+    lookup(_spread).notes = _notes
+
 # ---- the rules whose formulas hold for complex values as written (holomorphic or linear) ------
 COMPLEX_RULES = [
     # elementwise
@@ -149,6 +177,7 @@ COMPLEX_RULES = [
 COMPLEX_RULES += [
     # reductions and scans
     np.sum, np.mean, np.prod, np.nansum, np.nanmean, np.nanprod, np.average, np.cumsum, np.cumprod, np.diff,
+    np.var, np.std, np.nanvar, np.nanstd,
     # indexing, joining and splitting
     operator.getitem, np.take, np.take_along_axis,
     np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.column_stack, np.append, np.split,
