@@ -72,7 +72,9 @@ def _eig_jvp(t, ans, a):
     rows, top = _largest(v, "np.linalg.eig")
     r = np.real(np.sum(np.conj(v) * p, axis=-2))
     s = np.imag(np.take_along_axis(p, rows[..., None, :], axis=-2)[..., 0, :]) / top
-    return dw, p - v * np.expand_dims(r + 1j * s, -2)
+    dv = p - v * np.expand_dims(r + 1j * s, -2)
+    # A real matrix with real eigenvalues has real eigenvectors (NumPy returns real arrays then).
+    return (dw if np.iscomplexobj(w) else np.real(dw)), (dv if np.iscomplexobj(v) else np.real(dv))
 
 
 def _eig_da(g, ans, a):
