@@ -32,14 +32,18 @@ def random_direction(value, rng):
         items = [random_direction(v, rng) for v in value]
         return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
     if isinstance(value, np.ndarray):
+        if value.dtype.kind == "c":  # a complex value moves in any complex direction
+            return rng.standard_normal(value.shape) + 1j * rng.standard_normal(value.shape)
         return rng.standard_normal(value.shape)
+    if isinstance(value, (complex, np.complexfloating)):
+        return complex(rng.standard_normal(), rng.standard_normal())
     return float(rng.standard_normal())
 
 
 def shifted(value, direction, step):
     """``value + step * direction`` leaf by leaf, keeping Python floats as floats."""
     leaves, rebuild = working_leaves(value)
-    moved = [leaf + step * np.asarray(d, dtype=np.float64) for leaf, d in zip(leaves, flat_leaves(direction))]
+    moved = [leaf + step * np.asarray(d, dtype=leaf.dtype) for leaf, d in zip(leaves, flat_leaves(direction))]
     return rebuild(moved)
 
 
@@ -70,7 +74,7 @@ def tangent_leaves(tangent, like):
     if tangent is zero:
         return [np.zeros(np.shape(like))]
     assert np.shape(tangent) == np.shape(like), f"tangent shape {np.shape(tangent)} != result shape {np.shape(like)}"
-    return [np.asarray(tangent, dtype=np.float64)]
+    return [np.asarray(tangent, dtype=np.complex128 if np.iscomplexobj(like) else np.float64)]
 
 
 def check_jvp(f, rule, case, seed, label):

@@ -38,10 +38,10 @@ def is_float_like(value) -> bool:
     among them are keys: ``[("a", x)]``, what ``dict`` takes)."""
     if isinstance(value, (bool, np.bool_)):
         return False
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, (float, complex, np.inexact)):
         return True
     if isinstance(value, np.ndarray):
-        return np.issubdtype(value.dtype, np.floating)
+        return np.issubdtype(value.dtype, np.inexact)
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, (list, tuple)) and value:
@@ -71,10 +71,17 @@ def working_leaves(value):
 
         return leaves, rebuild
     if isinstance(value, np.ndarray):
-        return [value.astype(np.float64)], lambda ls: ls[0]
-    if isinstance(value, np.floating):
-        return [np.array(value, dtype=np.float64)], lambda ls: np.float64(ls[0])
+        return [value.astype(_working(value))], lambda ls: ls[0]
+    if isinstance(value, np.inexact):
+        return [np.array(value, dtype=_working(value))], lambda ls: _working(value).type(ls[0])
+    if isinstance(value, complex):
+        return [np.array(value, dtype=np.complex128)], lambda ls: complex(ls[0])
     return [np.array(value, dtype=np.float64)], lambda ls: float(ls[0])
+
+
+def _working(value):
+    """The dtype finite differences work in: complex128 for complex values, else float64."""
+    return np.dtype(np.complex128 if np.iscomplexobj(value) else np.float64)
 
 
 def flat(value):
@@ -87,7 +94,7 @@ def flat(value):
         return [leaf for v in value for leaf in flat(v)]
     if value is zero or value is None or not is_float_like(value):
         return [None]
-    return [np.array(value, dtype=np.float64)]  # a copy: outputs may be views of the inputs
+    return [np.array(value, dtype=_working(value))]  # a copy: outputs may be views of the inputs
 
 
 def cotangent(value, rng, dtype=np.float64):
@@ -102,6 +109,9 @@ def cotangent(value, rng, dtype=np.float64):
         )
     if not is_float_like(value):
         return zero
+    if np.iscomplexobj(value) and dtype is np.float64:
+        # docs/complex.md: the cotangent of a complex output is complex
+        return cotangent(np.real(value), rng) + 1j * cotangent(np.real(value), rng)
     if isinstance(value, float) and dtype is np.float64:
         return float(rng.standard_normal())
     if isinstance(value, (float, np.floating)):
@@ -110,7 +120,8 @@ def cotangent(value, rng, dtype=np.float64):
 
 
 def inner(g, y) -> float:
-    return sum(float(np.sum(a * b)) for a, b in zip(flat(g), flat(y)) if a is not None and b is not None)
+    """The pairing of a cotangent with a tangent: Re(sum(g * y)), no conjugate (docs/complex.md)."""
+    return sum(float(np.real(np.sum(a * b))) for a, b in zip(flat(g), flat(y)) if a is not None and b is not None)
 
 
 def result_leaves(result, like):
@@ -167,12 +178,16 @@ def finite_differences(f, args, kwargs, p):
         per_element = []
         for j in range(leaf.size):
             old = leaf.flat[j]
-            leaf.flat[j] = old + EPS
-            plus = flat(call())
-            leaf.flat[j] = old - EPS
-            minus = flat(call())
-            leaf.flat[j] = old
-            per_element.append([None if a is None else (a - b) / (2 * EPS) for a, b in zip(plus, minus)])
+            directions = []
+            # a complex element moves along its real and its imaginary axis
+            for step in ((EPS, 1j * EPS) if leaf.dtype.kind == "c" else (EPS,)):
+                leaf.flat[j] = old + step
+                plus = flat(call())
+                leaf.flat[j] = old - step
+                minus = flat(call())
+                leaf.flat[j] = old
+                directions.append([None if a is None else (a - b) / (2 * EPS) for a, b in zip(plus, minus)])
+            per_element.append(directions)
         columns.append(per_element)
     return columns
 
@@ -181,11 +196,13 @@ def fd_gradient(columns, g, like_leaves):
     g_leaves = flat(g)
     out = []
     for per_element, leaf in zip(columns, like_leaves):
-        grad = np.zeros(leaf.shape)
-        for j, diffs in enumerate(per_element):
-            grad.flat[j] = sum(
-                float(np.sum(gl * d)) for gl, d in zip(g_leaves, diffs) if gl is not None and d is not None
-            )
+        grad = np.zeros(leaf.shape, dtype=leaf.dtype)
+        for j, directions in enumerate(per_element):
+            # docs/complex.md: Re(vjp(g) * v) == Re(sum(g * J v)) for v = 1 and v = i, so the real part
+            # pairs with the real direction and minus the imaginary part with the imaginary one
+            along = [sum(float(np.real(np.sum(gl * d))) for gl, d in zip(g_leaves, diffs)
+                         if gl is not None and d is not None) for diffs in directions]
+            grad.flat[j] = along[0] - 1j * along[1] if len(along) == 2 else along[0]
         out.append(grad)
     return out
 

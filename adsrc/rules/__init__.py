@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     shape,
 )
 from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
+from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 
@@ -31,6 +32,9 @@ FAMILIES = {
     "signal": "Signals, integration and polynomials",
     "assembly": "Building and selecting arrays",
     "conversions": "Conversions, numbers split in parts, spaced ranges",
+    "complex_numbers": "Complex numbers",
+    "fft": "Discrete Fourier transforms (np.fft)",
+    "eig": "General eigendecomposition (complex outputs)",
 }
 
 
