@@ -141,7 +141,7 @@ def complex_error(name: str, what: str) -> InvalidArgument:
 def _is_complex(value: Any) -> bool:
     """A dtype kind check: a complex array or NumPy scalar, or a Python complex."""
     dtype = getattr(value, "dtype", None)
-    if dtype is not None:
+    if isinstance(dtype, np.dtype):  # (a NumPy type passed as a dtype= argument has a descriptor, not a dtype)
         return dtype.kind == "c"
     return type(value) is complex
 
