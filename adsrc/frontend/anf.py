@@ -16,7 +16,8 @@ Also here, because they need to know what is active:
   writes a fresh temporary first (``h_next``), so the backward sweep can
   still see the old value;
 * callees are resolved: a registered rule, a user function (transformed
-  recursively), a non-differentiable function, or a NoGradientRule error;
+  recursively), a non-differentiable function, or a NoGradientRule error (a
+  library's function is never transformed: libraries.py);
 * a differentiable keyword argument of a rule's call (``x.clip(min=lo)``) is
   moved to its parameter's position, since a rule differentiates positional
   arguments, or the call is refused where it has none.
@@ -36,6 +37,7 @@ import numpy as np
 from ..rules import registry
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
+from .libraries import is_library_function, library_remedy
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import call, const, located, name, store
@@ -412,6 +414,8 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None:
             prim, args, keywords = self.rule_call(obj, args, keywords, node, label)
             return gast.Call(func=func, args=args, keywords=keywords), prim
+        if is_library_function(obj):  # libraries are primitives: a rule, or refused (never traced into)
+            raise NoGradientRule(label, self.where(node), library_remedy(obj, label))
         if inspect.isfunction(obj):
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)

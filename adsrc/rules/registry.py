@@ -262,19 +262,24 @@ def defvjp(
     name: str | None = None,
     fuse: dict[int, Callable] | None = None,
     add_into: dict[int, Callable] | None = None,
+    module: str | None = None,
 ) -> Rule:
     """Register the vjp functions of ``func``, one per differentiable argument.
 
     ``None`` in ``vjps`` marks a positional argument with no gradient.
     ``fuse`` and ``add_into`` map an argument position to that vjp's batched
-    or in-place form (see the module docstring).
+    or in-place form (see the module docstring). ``name`` and ``module`` name
+    the primitive where its own ``__name__`` and ``__module__`` do not say it
+    (a SciPy ufunc has no module; ``scipy.stats.norm.logpdf`` is a bound
+    method): its qualified name is ``module.name``.
     """
-    return _define(func, vjps, name, fuse, add_into, user=False)
+    return _define(func, vjps, name, fuse, add_into, user=False, module=module)
 
 
 def _define(func: Any, vjps: Sequence[Callable | None], name: str | None, fuse: dict | None,
-            add_into: dict | None, user: bool) -> Rule:
-    module, default_name = _primitive_name(func)
+            add_into: dict | None, user: bool, module: str | None = None) -> Rule:
+    default_module, default_name = _primitive_name(func)
+    module = default_module if module is None else module
     prim = name or default_name
     names = _arg_names(next((v for v in vjps if v is not None), lambda g, ans: 0), len(vjps))
     wrapped: list[Callable | None] = []
