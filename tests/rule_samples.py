@@ -507,3 +507,8 @@ TIES = [
     ("numpy.linalg.norm", (np.array([-2.0, 1.0, 2.0]), np.inf), {}, [-0.5, 0.0, 0.5]),
     ("builtins.max", ([1.0, 3.0, 3.0],), {}, [0.0, 0.5, 0.5]),
 ]
+
+# The rules of optional libraries (SciPy): tests/library_samples.py.
+from library_samples import LIBRARY_SAMPLES  # noqa: E402
+
+SAMPLES.update(LIBRARY_SAMPLES)

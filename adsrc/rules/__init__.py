@@ -10,6 +10,9 @@ from . import (  # noqa: F401  (imported for their registrations)
     builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
 )
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
+from . import optional as _optional
+
+_optional.load()  # the rules of optional libraries (SciPy), where they are installed
 from .reductions import logsumexp  # noqa: F401
 
 FAMILIES = {
@@ -23,6 +26,7 @@ FAMILIES = {
     "shape": "Shape, layout and conversions",
     "joins": "Joining and splitting",
     "indexing": "Indexing",
+    **_optional.FAMILIES,
 }
 
 
