@@ -56,4 +56,61 @@ SPECIAL = {
     "scipy.special.log_softmax": [C(arr(3, 4)), C(arr(3, 4), axis=1), C(arr(2, 3, 4), (0, 2)), C(arr(4), 0)],
 }
 
-LIBRARY_SAMPLES = {**SPECIAL}
+def _continuous(shapes, x=arr, loc=None, scale=None):
+    """Samples of a location-scale family's method: x and the shape parameters alone, then with loc and
+    scale as arrays, then broadcast against a 2-D x with Python floats."""
+    loc = loc or (lambda *s: arr(*s, lo=-0.5, hi=0.5))
+    scale = scale or (lambda *s: arr(*s, lo=0.8, hi=1.5))
+    return [C(x(3), *(s(3) for s in shapes)), C(x(3), *(s(3) for s in shapes), loc(3), scale(3)),
+            C(x(2, 3), *(s(3) for s in shapes), loc(), scale(2, 1)), C(x(), *(s() for s in shapes), loc=0.1)]
+
+
+def _df(*shape):
+    return arr(*shape, lo=1.5, hi=5.0)
+
+
+def _gamma_x(*shape):
+    return arr(*shape, lo=1.0, hi=3.0)
+
+
+def _beta_x(*shape):
+    return arr(*shape, lo=0.3, hi=0.6)
+
+
+def _beta_loc(*shape):
+    return arr(*shape, lo=-0.1, hi=0.1)
+
+
+def _beta_scale(*shape):
+    return arr(*shape, lo=1.0, hi=1.2)
+
+
+def _poisson():
+    return [C(np.array([0, 1, 3]), pos(3)), C(2, pflt()), C(np.array([[1], [4]]), pos(3), 1), C(np.int64(5), pos())]
+
+
+STATS = {}
+for _name, _shapes, _kw in (("norm", [], {}), ("t", [_df], {}), ("gamma", [above := (lambda *s: arr(*s, lo=1.5, hi=3.0))],
+                                                                       {"x": _gamma_x}),
+                            ("beta", [above, above], {"x": _beta_x, "loc": _beta_loc, "scale": _beta_scale})):
+    for _method in ("logpdf", "pdf", "cdf", "logcdf"):
+        STATS[f"scipy.stats.{_name}_{_method}"] = _continuous(_shapes, **_kw)
+for _method in ("logpmf", "pmf", "cdf", "logcdf"):
+    STATS[f"scipy.stats.poisson_{_method}"] = _poisson()
+for _method in ("logpdf", "pdf"):
+    STATS[f"scipy.stats.multivariate_normal_{_method}"] = [
+        C(arr(3), arr(3), spd(3)), C(arr(4, 2), arr(2), spd(2)), C(arr(2), arr(2), pos(2)), C(arr(2), arr(2), pflt()),
+        C(arr(3, 1), arr(1), spd(1)),
+    ]
+
+LIBRARY_SAMPLES = {**SPECIAL, **STATS}
+
+# Degenerate points (tests/test_singular.py) where a density jumps or its slope diverges logarithmically:
+# at "ones", x == loc puts gamma at the edge of its support with a == 1 (the density jumps from 0 to 1) and
+# beta at y == 1 with a == b == 1; the one-sided differences there do not converge, so the directional
+# derivative is only checked to be free of NaN. And t.cdf at z == 0: SciPy computes it through z**2, so
+# it is flat to within 1e-8 of the centre and one-sided differences at that scale read 0.
+EDGES_OF_SUPPORT = {
+    ("scipy.stats.gamma_pdf", 1, "ones"), ("scipy.stats.gamma_pdf", 2, "ones"),
+    ("scipy.stats.beta_pdf", 0, "ones"), ("scipy.stats.beta_pdf", 1, "ones"), ("scipy.stats.t_cdf", 2, "ones"),
+}

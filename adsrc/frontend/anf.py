@@ -122,9 +122,12 @@ def argument_label(prim: Prim, index: int) -> str:
 
 def _positional_parameters(func: Any) -> list[inspect.Parameter] | None:
     """The parameters of ``func`` that a call can fill by position (up to ``*args``), or None
-    when its signature cannot be read."""
+    when its signature cannot be read. A rule may declare them (``rule.extra["signature"]``) for
+    a primitive whose own signature is ``(*args, **kwds)``, such as ``scipy.stats.norm.logpdf``."""
+    rule = registry.lookup(func)
     try:
-        params = inspect.signature(func).parameters.values()
+        declared = rule.extra.get("signature") if rule is not None else None
+        params = (declared or inspect.signature(func)).parameters.values()
     except (TypeError, ValueError):
         return None
     out = []
