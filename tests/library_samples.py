@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rule_samples import C, Spec, arr, binary, flt, pflt, pos, spd, unary, unit, wellcond, with_zero
+from rule_samples import C, Spec, arr, binary, pflt, pos, spd, symmetric_separated, unary, unit, wellcond, with_zero
 
 
 def inside(*shape):
@@ -103,7 +103,48 @@ for _method in ("logpdf", "pdf"):
         C(arr(3, 1), arr(1), spd(1)),
     ]
 
-LIBRARY_SAMPLES = {**SPECIAL, **STATS}
+def lu_factored(n):
+    """(lu, piv) from scipy.linalg.lu_factor of a well-conditioned matrix, drawn when the sample is."""
+    import scipy.linalg
+
+    return Spec(lambda rng: scipy.linalg.lu_factor(2.0 * np.eye(n) + rng.uniform(-0.5, 0.5, (n, n))))
+
+
+def cho_upper(n):
+    """(c, False) as cho_factor returns it: the upper factor, and other entries in the lower triangle."""
+    return Spec(lambda rng: (upper_triangular(n)(rng) + np.tril(rng.uniform(-1, 1, (n, n)), -1), False))
+
+
+# cho_solve's lower=True is not in the generated cases: finite differences move the flag to 0.999999,
+# which SciPy reads as False. tests/test_scipy.py checks that case against finite differences itself.
+LINALG = {
+    "scipy.linalg.solve": [
+        C(wellcond(3), arr(3)), C(wellcond(3), arr(3, 2)), C(spd(3), arr(3), assume_a="pos"),
+        C(spd(3), arr(3, 2), True, assume_a="sym"), C(wellcond(3), arr(3), transposed=True),
+        C(upper_triangular(3), arr(3), assume_a="upper triangular"),
+        C(lower_triangular(3), arr(3, 2), assume_a="lower triangular"),
+    ],
+    "scipy.linalg.inv": [C(wellcond(3)), C(spd(3), assume_a="pos"), C(spd(3), assume_a="sym", lower=True)],
+    "scipy.linalg.det": [C(wellcond(3)), C(arr(2, 2))],
+    "scipy.linalg.cholesky": [C(spd(3)), C(spd(3), lower=True), C(spd(2), True)],
+    "scipy.linalg.cho_factor": [C(spd(3)), C(spd(3), True)],
+    "scipy.linalg.cho_solve": [C(cho_upper(3), arr(3), wrt=(0, 1)), C(cho_upper(3), arr(3, 2), wrt=(0, 1))],
+    "scipy.linalg.lu_factor": [C(wellcond(3)), C(arr(4, 4))],
+    "scipy.linalg.lu_solve": [C(lu_factored(3), arr(3), wrt=(0, 1)), C(lu_factored(3), arr(3, 2), 1, wrt=(0, 1)),
+                              C(lu_factored(3), arr(3), trans=2, wrt=(0, 1))],
+    "scipy.linalg.solve_triangular": [
+        C(wellcond(3), arr(3)), C(wellcond(3), arr(3, 2), 1, True), C(wellcond(3), arr(3), lower=True,
+                                                                      unit_diagonal=True),
+        C(wellcond(3), arr(3, 2), trans="T", unit_diagonal=True),
+    ],
+    "scipy.linalg.expm": [C(small(3, 3)), C(small(2, 2)), C(small(2, 3, 3))],
+    # driver="evd": the default driver ("evr") may flip an eigenvector's sign between neighbouring matrices,
+    # which finite differences would read as a jump.
+    "scipy.linalg.eigh": [C(symmetric_separated(3), driver="evd"), C(symmetric_separated(3), lower=False, driver="evd"),
+                          C(symmetric_separated(3), eigvals_only=True)],
+}
+
+LIBRARY_SAMPLES = {**SPECIAL, **STATS, **LINALG}
 
 # Degenerate points (tests/test_singular.py) where a density jumps or its slope diverges logarithmically:
 # at "ones", x == loc puts gamma at the edge of its support with a == 1 (the density jumps from 0 to 1) and

@@ -57,6 +57,8 @@ def working_leaves(value):
             return tuple(out) if kind is tuple else out
 
         return leaves, rebuild
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biu":  # pivots, indices: not moved
+        return [], lambda ls: value
     if isinstance(value, np.ndarray):
         return [value.astype(np.float64)], lambda ls: ls[0]
     if isinstance(value, np.floating):
@@ -100,6 +102,8 @@ def result_leaves(result, like):
         assert isinstance(result, (list, tuple)), f"expected a list of gradients, got {type(result).__name__}"
         assert len(result) == len(like), f"expected {len(like)} gradients, got {len(result)}"
         return [leaf for r, v in zip(result, like) for leaf in result_leaves(r, v)]
+    if isinstance(like, np.ndarray) and like.dtype.kind in "biu":  # no leaf (working_leaves)
+        return []
     if result is zero:
         return [np.zeros(np.shape(like))]
     assert np.shape(result) == np.shape(like), f"gradient shape {np.shape(result)} != argument shape {np.shape(like)}"

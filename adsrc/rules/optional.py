@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 # rule module (in adsrc/rules) -> the library it needs
-MODULES = {"scipy_special": "scipy", "scipy_stats": "scipy"}
+MODULES = {"scipy_special": "scipy", "scipy_stats": "scipy", "scipy_linalg": "scipy"}
 FAMILIES = {
     "scipy_special": "scipy.special (with SciPy installed)",
     "scipy_stats": "scipy.stats (with SciPy installed)",
