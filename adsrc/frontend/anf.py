@@ -393,7 +393,14 @@ class ANF(CalleeResolver):
         if rule is None:
             label = getattr(func, "__name__", repr(func))
             raise NoGradientRule(label, self.where(node))
-        return Prim("rule", args, list(keywords), rule=rule)
+        prim = Prim("rule", args, list(keywords), rule=rule)
+        # Arguments the function depends on but whose derivative the rule does not have (a cdf's shape
+        # parameters): a None vjp there would silently give them no gradient.
+        for index, why in rule.extra.get("no_derivative", {}).items():
+            if index < len(args) and self.is_varied(args[index]):
+                raise NoGradientRule(f"{rule.qualname} with respect to {argument_label(prim, index)}",
+                                     self.where(node), why)
+        return prim
 
     def call(self, node: gast.Call) -> tuple[gast.expr, Prim]:
         func = node.func

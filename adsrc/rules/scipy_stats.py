@@ -187,7 +187,13 @@ for _family in _CONTINUOUS:
     for _method, _kind in (("logpdf", "logpdf"), ("pdf", "pdf")):
         _family.register(_method, _kind, _every)
     for _method in ("cdf", "logcdf"):
-        note("no gradient in the shape parameters (no closed form)", _family.register(_method, _method, _no_shapes))
+        _rule = _family.register(_method, _method, _no_shapes)
+        _rule.extra["no_derivative"] = {
+            i: (f"adsrc.register_adjoint(scipy.stats.{_family.label}.{_method}, ...) giving a vjp for {name!r} "
+                f"too (adsrc implements none: the derivative in a shape parameter has no closed form), or pass "
+                f"a constant there")
+            for i, (name, ok) in enumerate(zip(_family.names, _no_shapes)) if not ok}
+        note("no gradient in the shape parameters (refused: no closed form)", _rule)
 
 _POISSON = _Family(stats.poisson, "poisson", {"k": _REQUIRED, "mu": _REQUIRED, "loc": 0}, _poisson_partials,
                    _poisson_weights, density="pmf", log_density=_poisson_cdf_log_density,
