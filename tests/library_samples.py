@@ -1,4 +1,4 @@
-"""Samples for the rules of optional libraries (SciPy), merged into rule_samples.SAMPLES.
+"""Samples for the rules of optional libraries (SciPy) and other spellings, merged into rule_samples.SAMPLES.
 
 Keyed by qualified name like the others; a rule that is not registered (SciPy
 not installed) has no generated test, so these samples are then unused. Every
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rule_samples import C, Spec, arr, binary, pflt, pos, spd, symmetric_separated, unary, unit, wellcond, with_zero
+from rule_samples import C, Spec, arr, binary, flt, pflt, pos, spd, symmetric_separated, unary, unit, wellcond, with_zero
 
 
 def inside(*shape):
@@ -144,7 +144,30 @@ LINALG = {
                           C(symmetric_separated(3), eigvals_only=True)],
 }
 
-LIBRARY_SAMPLES = {**SPECIAL, **STATS, **LINALG}
+# ---- other spellings of primitives (adsrc/rules/spellings.py): not libraries, but new with them ----------
+def _spellings():
+    from rule_samples import SAMPLES, nonzero
+
+    same = {"add": "numpy.add", "sub": "numpy.subtract", "mul": "numpy.multiply", "truediv": "numpy.divide",
+            "mod": "numpy.remainder", "pow": "numpy.power", "neg": "numpy.negative", "pos": "numpy.positive",
+            "matmul": "numpy.matmul", "abs": "builtins.abs"}
+    out = {f"operator.{name}": SAMPLES[spelled] for name, spelled in same.items()}
+    sequences = [C([arr(2), arr(3)]), C((arr(2), flt())), C(arr(3)), C(arr(2, 3)), C([flt(), flt()])]
+    out.update({
+        "builtins.tuple": sequences, "builtins.list": sequences,
+        "numpy.float64": [C(arr()), C(flt()), C(arr(3))],
+        "numpy.add_reduce": [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(2, 3, 4), (0, 2), keepdims=True), C(arr(3, 4), None),
+                             C(arr(3))],
+        "numpy.multiply_reduce": [C(nonzero(3, 4)), C(nonzero(3, 4), 1), C(nonzero(4))],
+        "numpy.add_accumulate": [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(4))],
+        "numpy.multiply_accumulate": [C(nonzero(3, 4)), C(nonzero(2, 3), 1), C(nonzero(4))],
+    })
+    outer = [C(arr(3), arr(2)), C(arr(2, 2), arr(3)), C(flt(), arr(3)), C(arr(3), flt()), C(arr(2), arr(2, 2))]
+    out.update({"numpy.multiply_outer": outer, "numpy.add_outer": outer, "numpy.subtract_outer": outer})
+    return out
+
+
+LIBRARY_SAMPLES = {**SPECIAL, **STATS, **LINALG, **_spellings()}
 
 # Degenerate points (tests/test_singular.py) where a density jumps or its slope diverges logarithmically:
 # at "ones", x == loc puts gamma at the edge of its support with a == 1 (the density jumps from 0 to 1) and

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .registry import rules as _all_rules
 from . import (  # noqa: F401  (imported for their registrations)
     builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
+    spellings,
 )
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from . import optional as _optional
@@ -26,6 +27,7 @@ FAMILIES = {
     "shape": "Shape, layout and conversions",
     "joins": "Joining and splitting",
     "indexing": "Indexing",
+    "spellings": "Other spellings: operator functions, constructors, scalar casts, ufunc methods",
     **_optional.FAMILIES,
 }
 

@@ -1,0 +1,72 @@
+"""Other spellings of primitives in user programs: operator functions, tuple/list, np.float64, ufunc methods.
+
+Each rule is checked alone by the generated tests (tests/library_samples.py); here they are called as
+users write them, through adsrc.grad (lazy and eager) and adsrc.jvp.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import adsrc
+from adsrc.errors import UnsupportedSyntax
+from gradcheck import check
+
+RNG = np.random.default_rng(5)
+
+
+def with_operators(x, w):
+    h = operator.matmul(w, x)
+    h = operator.add(operator.mul(h, h), operator.neg(x))
+    return operator.truediv(np.sum(operator.pow(h, 2.0)), operator.abs(operator.sub(np.sum(x), 10.0)))
+
+
+def with_containers(x):
+    parts = tuple(x)
+    rows = list(np.reshape(x, (2, 3)))
+    return parts[0] * parts[4] + np.sum(rows[1] * rows[0]) + np.float64(parts[2]) ** 2
+
+
+def with_ufunc_methods(a, b):
+    table = np.multiply.outer(a, b) + np.add.outer(a, b) - np.subtract.outer(b, a).T
+    return (np.sum(np.add.reduce(table) ** 2) + np.sum(np.multiply.reduce(table, 1))
+            + np.sum(np.add.accumulate(table, 1) * np.multiply.accumulate(table)))
+
+
+CASES = [
+    (with_operators, (RNG.normal(size=3), RNG.normal(size=(3, 3))), (0, 1)),
+    (with_containers, (RNG.normal(size=6),), (0,)),
+    (with_ufunc_methods, (RNG.uniform(0.5, 1.5, 3), RNG.uniform(0.5, 1.5, 4)), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("f,args,wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_gradient_lazy_and_eager(f, args, wrt):
+    check(f, *args, wrt=wrt, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f,args,wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_forward_mode(f, args, wrt):
+    tangents = tuple(RNG.normal(size=np.shape(a)) for a in args)
+    _, tangent = adsrc.jvp(f, args, tangents)
+    eps = 1e-6
+    plus = f(*(a + eps * t for a, t in zip(args, tangents)))
+    minus = f(*(a - eps * t for a, t in zip(args, tangents)))
+    np.testing.assert_allclose(tangent, (plus - minus) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_operator_rules_read_as_their_operators():
+    source = adsrc.adjoint_source(with_operators, wrt=(0, 1))
+    assert "rule_vjp('operator.mul', 0)" in source and "rule_vjp('operator.matmul', 1)" in source
+
+
+def test_np_add_at_is_refused_with_a_remedy():
+    def scatter(x):
+        out = np.zeros(3)
+        np.add.at(out, np.array([0, 0, 2]), x)
+        return np.sum(out * out)
+
+    with pytest.raises(UnsupportedSyntax, match="np.add.at"):
+        adsrc.grad(scatter)(np.ones(3))
