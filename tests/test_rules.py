@@ -489,5 +489,9 @@ def _doc_script():
 
 
 def test_rules_doc_is_current():
+    from adsrc.rules import optional
+
+    if set(optional.loaded()) != set(optional.MODULES):  # docs/rules.md lists the rules of SciPy too
+        pytest.skip(f"an optional library is not installed (rules loaded: {optional.loaded()})")
     committed = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     assert committed == _doc_script().render(), "docs/rules.md is stale: run python scripts/gen_rules_doc.py"
