@@ -105,9 +105,12 @@ for _method in ("logpdf", "pdf"):
 
 def lu_factored(n):
     """(lu, piv) from scipy.linalg.lu_factor of a well-conditioned matrix, drawn when the sample is."""
-    import scipy.linalg
+    def make(rng):
+        import scipy.linalg  # at draw time: these samples exist (unused) where SciPy is not installed
 
-    return Spec(lambda rng: scipy.linalg.lu_factor(2.0 * np.eye(n) + rng.uniform(-0.5, 0.5, (n, n))))
+        return scipy.linalg.lu_factor(2.0 * np.eye(n) + rng.uniform(-0.5, 0.5, (n, n)))
+
+    return Spec(make)
 
 
 def cho_upper(n):
