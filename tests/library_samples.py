@@ -167,6 +167,13 @@ def _spellings():
     })
     outer = [C(arr(3), arr(2)), C(arr(2, 2), arr(3)), C(flt(), arr(3)), C(arr(3), flt()), C(arr(2), arr(2, 2))]
     out.update({"numpy.multiply_outer": outer, "numpy.add_outer": outer, "numpy.subtract_outer": outer})
+    import operator
+
+    out["functools.reduce"] = [
+        C(operator.add, [arr(3), arr(3), arr(3)]), C(operator.mul, [arr(2), arr(2)], arr(2)),
+        C(np.maximum, [arr(3), arr(3)]), C(operator.matmul, [arr(2, 2), arr(2, 2), arr(2, 2)]),
+        C(np.multiply, arr(3, 2)), C(operator.mul, [flt(), flt()], flt()), C(operator.sub, (arr(2), arr(2)), flt()),
+    ]
     return out
 
 

@@ -5,13 +5,14 @@ users write them, through adsrc.grad (lazy and eager) and adsrc.jvp.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 import pytest
 
 import adsrc
-from adsrc.errors import UnsupportedSyntax
+from adsrc.errors import InvalidArgument, UnsupportedSyntax
 from gradcheck import check
 
 RNG = np.random.default_rng(5)
@@ -35,7 +36,13 @@ def with_ufunc_methods(a, b):
             + np.sum(np.add.accumulate(table, 1) * np.multiply.accumulate(table)))
 
 
+def folded(xs, w):
+    return np.sum(functools.reduce(operator.mul, xs, w) + functools.reduce(np.maximum, [w, 2.0 * w])
+                  + functools.reduce(operator.add, list(xs)))
+
+
 CASES = [
+    (folded, ([RNG.normal(size=2), RNG.normal(size=2)], RNG.uniform(0.5, 1.0, 2)), (0, 1)),
     (with_operators, (RNG.normal(size=3), RNG.normal(size=(3, 3))), (0, 1)),
     (with_containers, (RNG.normal(size=6),), (0,)),
     (with_ufunc_methods, (RNG.uniform(0.5, 1.5, 3), RNG.uniform(0.5, 1.5, 4)), (0, 1)),
@@ -49,11 +56,16 @@ def test_gradient_lazy_and_eager(f, args, wrt):
 
 @pytest.mark.parametrize("f,args,wrt", CASES, ids=[c[0].__name__ for c in CASES])
 def test_forward_mode(f, args, wrt):
-    tangents = tuple(RNG.normal(size=np.shape(a)) for a in args)
+    tangents = tuple([RNG.normal(size=np.shape(x)) for x in a] if isinstance(a, list) else RNG.normal(size=np.shape(a))
+                     for a in args)
     _, tangent = adsrc.jvp(f, args, tangents)
     eps = 1e-6
-    plus = f(*(a + eps * t for a, t in zip(args, tangents)))
-    minus = f(*(a - eps * t for a, t in zip(args, tangents)))
+
+    def moved(a, t, step):
+        return [x + step * dx for x, dx in zip(a, t)] if isinstance(a, list) else a + step * t
+
+    plus = f(*(moved(a, t, eps) for a, t in zip(args, tangents)))
+    minus = f(*(moved(a, t, -eps) for a, t in zip(args, tangents)))
     np.testing.assert_allclose(tangent, (plus - minus) / (2 * eps), rtol=1e-5, atol=1e-6)
 
 
@@ -70,3 +82,15 @@ def test_np_add_at_is_refused_with_a_remedy():
 
     with pytest.raises(UnsupportedSyntax, match="np.add.at"):
         adsrc.grad(scatter)(np.ones(3))
+
+
+def times(a, b):
+    return a * b
+
+
+def test_reduce_with_a_function_without_a_rule_is_refused():
+    def f(xs):
+        return functools.reduce(times, xs)
+
+    with pytest.raises(InvalidArgument, match="times has none: write the loop instead"):
+        adsrc.grad(f)([1.0, 2.0, 3.0])

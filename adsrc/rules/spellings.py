@@ -17,18 +17,28 @@
   ``np.add.outer``, ``np.subtract.outer``: every element of ``a`` with every
   element of ``b``, the result of shape ``a.shape + b.shape``.
 
+``functools.reduce(f, seq[, initial])`` with ``f`` a primitive that has a
+rule (``operator.add``, ``operator.mul``, ``np.maximum``...) differentiates
+in ``seq`` and ``initial``: its vjp runs the fold again, keeping every
+partial result, and sends the cotangent back through ``f``'s own vjps. A
+function without a rule (a lambda) is refused when the gradient is taken:
+write the loop instead, which adsrc differentiates.
+
 ``np.add.at`` writes into its first argument in place, which adsrc refuses
 (frontend/fence.py) with a remedy: ``np.bincount`` or a new array.
 """
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 
 import numpy as np
 
+from ..errors import InvalidArgument
+from ..values import add_tangents
 from .registry import defjvp, defvjp, lookup
-from ._util import cast_like, is_zero, note
+from ._util import cast_like, is_zero, note, zero
 
 _NO = np._NoValue
 
@@ -163,3 +173,82 @@ note("a with every element of b: the result's shape is a.shape + b.shape",
      lookup(np.multiply.outer), lookup(np.add.outer), lookup(np.subtract.outer))
 note("of a list or tuple (a list of gradients), or of an array (an array)", lookup(builtins.tuple),
      lookup(builtins.list))
+
+
+# ---- functools.reduce(f, seq[, initial]) with a primitive f ---------------------------------------
+def _fold(function, iterable, initial):
+    """The rule of ``function``, the items folded, and every partial result (the first is the start)."""
+    rule = lookup(function)
+    if rule is None or len(rule.vjps) < 2:
+        label = getattr(function, "__qualname__", None) or repr(function)
+        raise InvalidArgument(f"functools.reduce is differentiated through the gradient rule of the function "
+                              f"it folds with, and {label} has none: write the loop instead (adsrc "
+                              f"differentiates it), or fold with a function that has a rule (operator.add, "
+                              f"operator.mul, np.maximum...)")
+    items = list(iterable)
+    start, rest = (initial[0], items) if initial else (items[0], items[1:])
+    partial = [start]
+    for item in rest:
+        partial.append(function(partial[-1], item))
+    return rule, rest, partial
+
+
+def _reduce_backward(g, function, iterable, initial):
+    """The cotangents of the start and of each folded item, from the last step back."""
+    rule, rest, partial = _fold(function, iterable, initial)
+    items_g = [zero] * len(rest)
+    for k in reversed(range(len(rest))):
+        args = (partial[k], rest[k])
+        out = partial[k + 1]
+        if rule.vjps[1] is not None:
+            items_g[k] = rule.vjps[1](g, out, *args)
+        g = zero if rule.vjps[0] is None else rule.vjps[0](g, out, *args)
+    return g, items_g
+
+
+def _in_structure(contributions, iterable):
+    if isinstance(iterable, np.ndarray):
+        rows = [np.zeros(np.shape(iterable)[1:], dtype=np.result_type(iterable, 1.0)) if is_zero(c) else c
+                for c in contributions]
+        return cast_like(np.reshape(np.array(rows), np.shape(iterable)), iterable)
+    return type(iterable)(contributions) if isinstance(iterable, (list, tuple)) else list(contributions)
+
+
+def _reduce_dsequence(g, ans, function, sequence, *initial):
+    g_start, items_g = _reduce_backward(g, function, sequence, initial)
+    return _in_structure(items_g if initial else [g_start] + items_g, sequence)
+
+
+def _reduce_dinitial(g, ans, function, sequence, *initial):
+    return _reduce_backward(g, function, sequence, initial)[0]
+
+
+def _reduce_tangent(t_start, t_items, function, sequence, initial):
+    rule, rest, partial = _fold(function, sequence, initial)
+    total = t_start
+    for k, t_item in enumerate(t_items):
+        args, out = (partial[k], rest[k]), partial[k + 1]
+        step = zero
+        if not is_zero(total):
+            step = rule.jvps[0](total, out, *args)
+        if not is_zero(t_item):
+            step = add_tangents(step, rule.jvps[1](t_item, out, *args))
+        total = step
+    return total
+
+
+def _reduce_jvp_sequence(t, ans, function, sequence, *initial):
+    t_items = list(t) if isinstance(t, (list, tuple, np.ndarray)) else [t]
+    if initial:
+        return _reduce_tangent(zero, t_items, function, sequence, initial)
+    return _reduce_tangent(t_items[0], t_items[1:], function, sequence, initial)
+
+
+def _reduce_jvp_initial(t, ans, function, sequence, *initial):
+    return _reduce_tangent(t, [zero] * len(list(sequence)), function, sequence, initial)
+
+
+defvjp(functools.reduce, None, _reduce_dsequence, _reduce_dinitial, name="reduce", module="functools")
+defjvp(functools.reduce, None, _reduce_jvp_sequence, _reduce_jvp_initial)
+note("with a function that has a rule (operator.add, np.maximum...); the vjp folds again, keeping each partial "
+     "result", lookup(functools.reduce))
