@@ -159,3 +159,30 @@ def test_scipy_function_without_a_rule_names_the_call():
 
     with pytest.raises(NoGradientRule, match="sp.entr"):
         adsrc.grad(f)(np.array([0.5, 0.2]))
+
+
+def test_scipy_rules_load_when_scipy_is_imported_after_adsrc(tmp_path):
+    import subprocess
+    import sys
+
+    program = (
+        "import numpy as np, adsrc\n"
+        "from adsrc.rules import optional\n"
+        "assert optional.loaded() == [], optional.loaded()\n"   # import adsrc does not import SciPy
+        "import sys; assert 'scipy' not in sys.modules\n"
+        "import scipy.special as sp\n"
+        "adsrc.register_adjoint(sp.expit, lambda g, ans, x: 2.0 * g * ans * (1.0 - ans))\n"  # a user's rule
+        "def f(x):\n"
+        "    return np.sum(sp.erf(x))\n"
+        "print(adsrc.grad(f)(np.zeros(2))[0])\n"  # the first lookup of a SciPy function: its rules load
+        "def h(x):\n"
+        "    return np.sum(sp.expit(x))\n"
+        "print(adsrc.grad(h)(np.zeros(2))[0])\n"
+    )
+    script = tmp_path / "late_scipy.py"  # a file: adsrc reads the functions' source
+    script.write_text(program)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.split()
+    assert float(out[0]) == pytest.approx(2.0 / np.sqrt(np.pi))
+    assert float(out[1]) == pytest.approx(0.5)  # the user's rule (twice the true 0.25) still replaces adsrc's

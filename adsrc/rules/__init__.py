@@ -12,8 +12,12 @@ from . import (  # noqa: F401  (imported for their registrations)
 )
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from . import optional as _optional
+from .registry import on_miss as _on_miss
 
-_optional.load()  # the rules of optional libraries (SciPy), where they are installed
+# The rules of optional libraries (SciPy): those the program has imported now, the others when a lookup
+# misses after the program imports them (optional.py).
+_optional.load_imported()
+_on_miss(_optional.load_imported)
 from .reductions import logsumexp  # noqa: F401
 
 FAMILIES = {
@@ -44,5 +48,7 @@ def family(rule) -> str:
 
 
 def builtin_rules():
-    """The rules defined by adsrc's own rule modules, in registration order."""
+    """The rules defined by adsrc's own rule modules, in registration order, those of every optional
+    library that is installed included (SciPy is imported for them)."""
+    _optional.load()
     return [r for r in _all_rules() if family(r)]

@@ -437,6 +437,7 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
     note, the original line), instead of being broadcast silently.
     """
     label = getattr(func, "__name__", repr(func))
+    _run_miss_hooks()  # adsrc's own rules of a library imported since come first, so that this one replaces them
     unknown = set(forms) - {"name", "fuse", "add_into"}
     if unknown:
         raise TypeError(f"register_adjoint() got unexpected keyword arguments {sorted(unknown)}")
@@ -477,18 +478,36 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
 
 def register_nondifferentiable(*funcs: Any) -> None:
     """Mark functions whose output carries no gradient (np.argmax, len, comparisons)."""
+    _run_miss_hooks()
     for func in funcs:
         _nondifferentiable.add(_key(func))
         _rules.pop(_key(func), None)
     _changed()
 
 
+_miss_hooks: list[Callable[[], bool]] = []
+
+
+def on_miss(hook: Callable[[], bool]) -> None:
+    """Call ``hook()`` when a lookup finds no rule; if it returns True (it registered rules), look again.
+    (rules/optional.py registers the rules of a library the program imported after adsrc.)"""
+    _miss_hooks.append(hook)
+
+
+def _run_miss_hooks() -> None:
+    for hook in _miss_hooks:
+        hook()
+
+
 def lookup(func: Any) -> Rule | None:
     """The rule registered for ``func``, or None."""
     try:
-        return _rules.get(_key(func))
+        rule = _rules.get(_key(func))
     except TypeError:
         return None
+    if rule is None and _miss_hooks and any([hook() for hook in _miss_hooks]):
+        rule = _rules.get(_key(func))
+    return rule
 
 
 def is_nondifferentiable(func: Any) -> bool:
