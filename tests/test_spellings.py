@@ -80,8 +80,15 @@ def test_np_add_at_is_refused_with_a_remedy():
         np.add.at(out, np.array([0, 0, 2]), x)
         return np.sum(out * out)
 
-    with pytest.raises(UnsupportedSyntax, match="np.add.at"):
+    with pytest.raises(UnsupportedSyntax, match=r"np.add.at.*np.bincount\(idx, weights=v"):
         adsrc.grad(scatter)(np.ones(3))
+
+    def scatter_as_suggested(x):
+        out = np.zeros(3)
+        out = out + np.bincount(np.array([0, 0, 2]), weights=x, minlength=len(out))
+        return np.sum(out * out)
+
+    check(scatter_as_suggested, RNG.normal(size=3))
 
 
 def times(a, b):
