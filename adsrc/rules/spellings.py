@@ -5,9 +5,7 @@
   and ``abs``, called directly or passed around as values; each has the rule
   of the operator it spells (``operator.mul`` that of ``np.multiply``, which
   ``*`` maps to), its batched forms included.
-* ``tuple(x)``, ``list(x)``: a sequence or an array as a tuple or list; the
-  cotangent comes back in the argument's own structure (an array for an
-  array).
+* (``tuple(x)``, ``list(x)`` and ``dict(x)`` are in iterables.py.)
 * ``np.float64(x)``: the cast; the contribution keeps the argument's dtype.
   (``np.float32(x)`` has no rule: rounding to float32 is not differentiable
   in float64 arithmetic, and cannot be checked by finite differences.)
@@ -63,29 +61,6 @@ for _func, _primitive in (
     (operator.abs, builtins.abs),
 ):
     _same_rule(_func, _primitive, _func.__name__, "operator")
-
-
-# ---- tuple, list, dict ---------------------------------------------------------------------------
-def _sequence_dx(g, ans, iterable=()):
-    """The cotangent of tuple(x) or list(x), in x's own structure: an array for an array."""
-    if isinstance(iterable, np.ndarray):
-        parts = [np.zeros(np.shape(iterable)[1:], dtype=np.result_type(iterable, 1.0)) if is_zero(p) else p
-                 for p in g]
-        return cast_like(np.reshape(np.array(parts), np.shape(iterable)), iterable)
-    return type(iterable)(g) if isinstance(iterable, (list, tuple)) else list(g)
-
-
-def _sequence_jvp(kind):
-    def jvp(t, ans, iterable=()):
-        return kind(np.asarray(t)) if isinstance(iterable, np.ndarray) else kind(t)
-
-    return jvp
-
-
-defvjp(builtins.tuple, _sequence_dx)
-defjvp(builtins.tuple, _sequence_jvp(tuple), piecewise_linear=True)
-defvjp(builtins.list, _sequence_dx)
-defjvp(builtins.list, _sequence_jvp(list), piecewise_linear=True)
 
 
 # ---- scalar casts --------------------------------------------------------------------------------
@@ -171,8 +146,6 @@ defjvp(np.subtract.outer, lambda t, ans, a, b: _spread(t, ans, a, b, True),
        lambda t, ans, a, b: -_spread(t, ans, a, b, False), piecewise_linear=True)
 note("a with every element of b: the result's shape is a.shape + b.shape",
      lookup(np.multiply.outer), lookup(np.add.outer), lookup(np.subtract.outer))
-note("of a list or tuple (a list of gradients), or of an array (an array)", lookup(builtins.tuple),
-     lookup(builtins.list))
 
 
 # ---- functools.reduce(f, seq[, initial]) with a primitive f ---------------------------------------
