@@ -129,11 +129,17 @@ class ObjectsGenerator:
         if kind == "dataclass":
             head = f"@dataclasses.dataclass{'(frozen=True)' if self.rng.random() < 0.3 else ''}\nclass {name}:\n"
             methods[1] = ("h2", f"{methods[1][1]} + 0.1 * self.k * self.c")
-        else:
+        elif kind == "namedtuple":
             head = f"class {name}(NamedTuple):\n"
+        else:  # registered: adsrc differentiates it as a parameter, and refuses building it in the program
+            head = f"class {name}:\n"
         fields = "    W: np.ndarray\n    b: np.ndarray\n    c: float\n"
         fields += f"    layer: {self.need('Dense')}\n" if self.layer else ""
         fields += "    k: int = 2\n" if kind == "dataclass" else ""
+        if kind == "registered":
+            names = "W, b, c" + (", layer" if self.layer else "")
+            fields = (f"    def __init__(self, {names}):\n        " + ", ".join(f"self.{f}" for f in names.split(", "))
+                      + f" = {names}\n")
         extra = {
             "h3": ("h3", "self.h2(v) * np.tanh(self.h2(v * 0.5)) + self.c"),
             "via": ("via", f"{self.need('loss') if 'via' in self.methods else ''}(self, v) * self.c"),
@@ -142,6 +148,7 @@ class ObjectsGenerator:
                                "(np.sum(self.h1(v)) * self.c, b=self.h1(v) * 0.5)"),
             "scaled": ("scaled", "np.sum(np.tanh(v) * k) * self.c"),
             "score": ("score", "(v - self.c) ** 2"),
+            "many": ("many", "sum(np.sum(self.h1(u)) for u in vs) * self.c"),
             "static": ("uses_static", "np.sum(self.st(v) * self.b)"),
         }
         methods += [extra[m] for m in sorted(self.methods)]
@@ -151,8 +158,12 @@ class ObjectsGenerator:
                 text += f"\n    @{self.need('twice')}"
             if method == "uses_static":
                 text += "\n    @staticmethod\n    def st(v):\n        return np.tanh(v) * 2.0\n"
-            params = "self, v, k=2.0" if method == "scaled" else "self, v"
+            params = {"scaled": "self, v, k=2.0", "many": "self, *vs"}.get(method, "self, v")
             text += f"\n    def {method}({params}):\n        return {body}\n"
+        if kind == "registered":
+            children = "m.W, m.b, m.c" + (", m.layer" if self.layer else "")
+            text += (f"\n\nadsrc.register_pytree({name}, lambda m: (({children}), None), "
+                     f"lambda aux, children: {name}(*children))\n")
         return text
 
     def construct(self) -> str:
@@ -215,6 +226,13 @@ class ObjectsGenerator:
         scope = {"vec": ["v"], "mat": [], "scal": ["c"]}
         return f"def {name}(v, c):\n    return {out}({self.scal(scope)}, b={self.vec(scope)})\n"
 
+    def def_total(self, name: str) -> str:
+        return f"def {name}(*vs):\n    t = 0.0\n    for u in vs:\n        t = t + np.sum(np.tanh(u))\n    return t\n"
+
+    def def_named(self, name: str) -> str:
+        return (f"def {name}(**kw):\n    t = 0.0\n    for key in kw:\n        t = t + np.sum(np.sin(kw[key]))\n"
+                f"    return t\n")
+
     def def_HALF(self, name: str) -> str:
         return f"{name} = functools.partial({self.need('scale')}, np.full(3, 0.5))  # a stored positional argument\n"
 
@@ -251,11 +269,12 @@ class ObjectsGenerator:
 
     # -- statements, each adding a scalar to t -------------------------------------------------------
     MODEL_FEATURES = ["method", "method", "call", "attribute", "method3", "via", "helper_model", "dec_method",
-                      "parts", "getattr", "unbound", "static", "defaults", "models"]
+                      "parts", "getattr", "unbound", "static", "defaults", "models", "star_method"]
 
     def feature(self, kind: str | None = None) -> list[str]:
         r = self.rng
-        options = ["apply", "list", "dict", "spread", "forward", "decorated", "pair", "order", "order", "grad", "rk"]
+        options = ["apply", "list", "dict", "spread", "forward", "decorated", "pair", "order", "order", "grad", "rk",
+                   "variadic"]
         if self.model:
             options += self.MODEL_FEATURES + ["layer"] * self.layer + ["index"] * (self.model == "namedtuple")
         kind = kind or r.choice(options)
@@ -283,6 +302,10 @@ class ObjectsGenerator:
         if kind == "parts":
             self.methods.add("parts")
             return [f"r = m.parts({v})", f"t = t + {r.choice(['r.a + np.sum(r.b)', 'r[0] * r.b[1]'])}"]
+        if kind == "star_method":  # a *vs method, called by name or as a value
+            self.methods.add("many")
+            call = r.choice(["m.many", f"{self.need('spread')}(m.many, "])
+            return [f"t = t + {call}{'(' if call == 'm.many' else ''}x, {v})"]
         if kind == "getattr":
             return [f"t = t + getattr(m, 'h2')({v})"]
         if kind == "unbound":
@@ -318,6 +341,10 @@ class ObjectsGenerator:
             return [f"t = t + np.sum({self.need('forward')}({self.need('scale')}, x, c=s))"]
         if kind == "partial_inside":  # refused: a partial built in the differentiated function
             return [f"t = t + np.sum({self.need('apply')}(functools.partial({self.need('scale')}, c=s), x))"]
+        if kind == "variadic":  # functions with *vs or **kw parameters, called as values
+            if r.random() < 0.5:
+                return [f"t = t + {self.need('spread')}({self.need('total')}, x, {v}, s)"]
+            return [f"fw = {self.need('named')}", f"t = t + fw(a=x, b={v}, c=s)"]
         if kind == "decorated":
             return [f"t = t + {self.need('decorated')}({self.vec(top)}{r.choice(['', ', c=s', ', 0.5'])})"]
         if kind == "pair":
@@ -359,7 +386,7 @@ class ObjectsGenerator:
         r = self.rng
         body = ["_tick()"]
         if r.random() < 0.7:
-            self.model = r.choice(["dataclass", "namedtuple"])
+            self.model = r.choice(["dataclass", "namedtuple"] * 3 + ["registered"])
             self.model_name, self.layer = f"Model_{self.k}", r.random() < 0.4
             self.c_source = r.choice(["s", "s * 0.5", "np.tanh(s)"])
             self.tags += [self.model] + ["layer field"] * self.layer

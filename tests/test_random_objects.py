@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -43,7 +44,7 @@ DEFAULT_SEED = 4_242
 SEED = int(os.environ.get("ADSRC_OBJ_SEED", DEFAULT_SEED))
 BATCHES = 4
 PER_BATCH = 40
-MIN_ACCEPTED = 0.85
+MIN_ACCEPTED = 0.7  # the rest: documented refusals (a lambda or a dict's .items() as a value, ...)
 
 
 def arguments(args_seed: int, n: int) -> tuple:
@@ -72,9 +73,9 @@ def reproducer(program: dict, problems: list, args: tuple, seed: int, batch: int
     return "\n".join(lines)
 
 
-def jvp_problems(func, args: tuple, seed: int) -> list | None:
+def jvp_problems(func, args: tuple, seed: int) -> list | str:
     """Forward mode on an accepted program: its value bit for bit, its tangent the gradients' dot product with a
-    random direction (reverse mode was checked by then); None if jvp refused it with an AdsrcError."""
+    random direction (reverse mode was checked by then); the gist of the AdsrcError if jvp refused it."""
     data = np.random.default_rng(seed + 1)
     direction = (data.normal(size=3), data.normal(size=(3, 3)), float(data.normal()), None)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -83,8 +84,8 @@ def jvp_problems(func, args: tuple, seed: int) -> list | None:
         grads = adsrc.grad(func, wrt=(0, 1, 2))(*diffgen.copy_args(args))
         try:
             value, tangent = adsrc.jvp(func, diffgen.copy_args(args), direction)
-        except adsrc.AdsrcError:
-            return None
+        except adsrc.AdsrcError as error:
+            return f"{type(error).__name__}: {str(error).split(': ', 1)[-1][:90]}"
         except Exception as error:  # noqa: BLE001
             return [(f"jvp crash: {type(error).__name__}", "".join(traceback.format_exception(error)[-4:]))]
     product = sum(float(np.sum(g * t)) for g, t in zip(grads, direction[:3]))
@@ -96,13 +97,58 @@ def jvp_problems(func, args: tuple, seed: int) -> list | None:
     return problems
 
 
+def model_problems(module, program: dict, args: tuple) -> list:
+    """The program's model class, built from its arguments at module level: ``grad(m.h2, wrt="self")`` (and h3's)
+    comes back as an object of the class, matches finite differences in every float field (the layer's weights
+    too) in lazy and eager mode, keeps the int field, and leaves the model untouched."""
+    suffix = program["name"][len("prog_"):]
+    cls, dense = getattr(module, f"Model_{suffix}"), getattr(module, f"Dense_{suffix}", None)
+    x, W, s, _ = args
+    layered = "layer field" in program["tags"]
+
+    def build(W, b, c, L=None):
+        return cls(W, b, c, dense(L)) if layered else cls(W, b, c)
+
+    leaves = (np.tanh(W), np.sin(x), s * 0.5) + ((W.T * 0.5,) if layered else ())
+    model, before = build(*leaves), diffgen.copy_args(leaves)
+    problems = []
+    for method in ("h2", "h3") if hasattr(cls, "h3") else ("h2",):
+        def value_of(*fields, method=method):
+            return getattr(build(*fields), method)(x)
+
+        for eager in (False, True):
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                try:
+                    g = adsrc.grad(getattr(model, method), wrt="self", eager=eager)(x)
+                except Exception as error:  # noqa: BLE001
+                    problems.append((f"wrt='self' raised {type(error).__name__}", "".join(
+                        traceback.format_exception(error)[-4:])))
+                    continue
+            where = f"grad(m.{method}, wrt='self', eager={eager})"
+            if type(g) is not cls:
+                problems.append(("wrt='self' gradient type", f"{where}: a {type(g).__name__}"))
+                continue
+            grads = (g.W, g.b, g.c) + ((g.layer.W,) if layered else ())
+            shapes = [diffgen.shape_problem(d, leaf) for d, leaf in zip(grads, leaves)]
+            if any(shapes) or getattr(g, "k", 2) != 2:
+                problems.append(("wrt='self' gradient fields", f"{where}: {shapes}, k={getattr(g, 'k', 2)}"))
+                continue
+            mismatch = diffgen.fd_mismatch(value_of, leaves, tuple(range(len(leaves))), grads, value_of(*leaves))
+            if mismatch:
+                problems.append(("wrt='self' gradient differs from finite differences", f"{where}: {mismatch}"))
+    if diffgen.changed_inputs(leaves, before):
+        problems.append(("wrt='self' changed the model", ""))
+    return problems
+
+
 def run_batch(batch: int, count: int, seed: int = SEED) -> dict:
     """Check every program of a batch (in a worker process): outcomes, failures and counts by construct."""
     diffgen.register_tick()
     started = time.perf_counter()
     programs = make_batch(batch, count, seed)
     source = HEADER + "\n\n\n".join(p["source"] for p in programs) + "\n"
-    result = {"outcomes": {}, "failures": [], "tags": {}, "refusals": {}, "non-smooth": 0, "jvp": [0, 0]}
+    result = {"outcomes": {}, "failures": [], "tags": {}, "refusals": {}, "non-smooth": 0, "jvp": [0, 0], "wrt_self": 0}
     name = f"objects_batch_{seed}_{batch}"
     with tempfile.TemporaryDirectory() as directory:
         module = diffgen.load_module(os.path.join(directory, f"{name}.py"), name, source)
@@ -111,16 +157,24 @@ def run_batch(batch: int, count: int, seed: int = SEED) -> dict:
                 args = arguments(program["args_seed"], program["n"])
                 outcome, problems, refusal = diffgen.check_program(getattr(module, program["name"]), args,
                                                                    fd=program["smooth"])
+                if "Model_" in program["source"]:
+                    problems = problems + model_problems(module, program, args)
+                    result["wrt_self"] += 1
                 if outcome == "accepted" and not problems:
                     problems = jvp_problems(getattr(module, program["name"]), args, program["args_seed"])
-                    result["jvp"][problems is None] += 1
-                    problems = problems or []
+                    refused = isinstance(problems, str)
+                    result["jvp"][refused] += 1
+                    if refused:
+                        key = "jvp " + re.sub(r"_\d+_\d+\b", "_k", problems)
+                        result["refusals"][key] = result["refusals"].get(key, 0) + 1
+                    problems = [] if refused else problems
                 result["outcomes"][outcome] = result["outcomes"].get(outcome, 0) + 1
                 result["non-smooth"] += not program["smooth"]
                 for tag in program["tags"]:
                     counts = result["tags"].setdefault(tag, {})
                     counts[outcome] = counts.get(outcome, 0) + 1
                 if refusal:
+                    refusal = re.sub(r"_\d+_\d+\b", "_k", refusal)
                     result["refusals"][refusal] = result["refusals"].get(refusal, 0) + 1
                 if problems or outcome == "broken":
                     result["failures"].append(reproducer(program, problems, args, seed, batch))
@@ -160,12 +214,13 @@ def test_generator_is_deterministic_and_compiles():
 
 def test_acceptance():
     """MIN_ACCEPTED of the programs accepted and checked; every main construct exercised by accepted programs."""
-    outcomes, tags, refusals, seconds, rough, jvp = {}, {}, {}, 0.0, 0, [0, 0]
+    outcomes, tags, refusals, seconds, rough, jvp, models = {}, {}, {}, 0.0, 0, [0, 0], 0
     for batch in range(BATCHES):
         result = batch_result(batch)
         seconds += result["seconds"]
         rough += result["non-smooth"]
         jvp = [a + b for a, b in zip(jvp, result["jvp"])]
+        models += result["wrt_self"]
         for key, count in result["outcomes"].items():
             outcomes[key] = outcomes.get(key, 0) + count
         for key, count in result["refusals"].items():
@@ -176,15 +231,20 @@ def test_acceptance():
     total, accepted = sum(outcomes.values()), outcomes.get("accepted", 0)
     report = [f"objects: {total} random programs (ADSRC_OBJ_SEED={SEED}), {seconds:.1f} s of checking; accepted "
               f"{accepted}, refused {outcomes.get('refused', 0)}, broken {outcomes.get('broken', 0)}; "
-              f"{rough} without finite differences (near a tie or kink); jvp checked on {jvp[0]}, refused on {jvp[1]}"]
+              f"{rough} without finite differences (near a tie or kink); jvp checked on {jvp[0]}, refused on {jvp[1]}; "
+              f"{models} model classes checked with wrt='self'"]
     report += [f"  refusal {c}: {k}" for c, k in sorted(refusals.items(), key=lambda i: -i[1])]
     report += [f"  construct {t}: {c}" for t, c in sorted(tags.items())]
     print("\n" + "\n".join(report))
     assert total == BATCHES * PER_BATCH
     assert accepted >= MIN_ACCEPTED * total, "\n".join(report)
     for tag in ("dataclass", "namedtuple", "method", "call", "apply", "list", "dict", "spread", "forward",
-                "decorated", "pair", "grad", "rk", "value:method", "value:model", "value:partial", "value:np.tanh"):
+                "decorated", "pair", "grad", "rk", "variadic", "value:method", "value:model", "value:partial", "value:np.tanh"):
         assert tags.get(tag, {}).get("accepted", 0) > 0, f"no accepted program uses {tag}\n" + "\n".join(report)
+
+
+# Runs in the background too, so that it is moved after the batches above and reads their results.
+test_acceptance.background_job = lambda item: (("objects", "generated"), make_batch, (0, PER_BATCH, SEED))
 
 
 # -- adsrc bugs the generator's constructs ran into (reported to the lead; strict: a fix makes these pass) --------
