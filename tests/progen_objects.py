@@ -31,7 +31,9 @@ reference. ``self.tags`` names the constructs a program uses.
 """
 from __future__ import annotations
 
+import itertools
 import random
+from typing import ClassVar
 
 import numpy as np
 
@@ -69,7 +71,7 @@ class ObjectsGenerator:
         r = self.rng
         if depth >= 2 or (depth and r.random() < 0.3):
             return r.choice(scope["vec"])
-        e = lambda: self.vec(scope, depth + 1)  # noqa: E731
+        e = lambda: self.vec(scope, depth + 1)
         options = [
             lambda: f"np.tanh({e()})",
             lambda: f"np.sin({e()})",
@@ -86,8 +88,8 @@ class ObjectsGenerator:
         r = self.rng
         if depth >= 2 or (depth and r.random() < 0.3):
             return r.choice(scope["scal"])
-        v = lambda: self.vec(scope, depth + 1)  # noqa: E731
-        e = lambda: self.scal(scope, depth + 1)  # noqa: E731
+        v = lambda: self.vec(scope, depth + 1)
+        e = lambda: self.scal(scope, depth + 1)
         return r.choice([
             lambda: f"np.sum({v()})",
             lambda: f"({v()} @ {v()})",
@@ -144,8 +146,8 @@ class ObjectsGenerator:
             "h3": ("h3", "self.h2(v) * np.tanh(self.h2(v * 0.5)) + self.c"),
             "via": ("via", f"{self.need('loss') if 'via' in self.methods else ''}(self, v) * self.c"),
             "dec": ("dec", self.using("scal", s, ("v", "self."))),
-            "parts": ("parts", f"{self.need('Out') if 'parts' in self.methods else ''}"
-                               "(np.sum(self.h1(v)) * self.c, b=self.h1(v) * 0.5)"),
+            "parts": ("parts", (f"{self.need('Out') if 'parts' in self.methods else ''}"
+                                "(np.sum(self.h1(v)) * self.c, b=self.h1(v) * 0.5)")),
             "scaled": ("scaled", "np.sum(np.tanh(v) * k) * self.c"),
             "score": ("score", "(v - self.c) ** 2"),
             "many": ("many", "sum(np.sum(self.h1(u)) for u in vs) * self.c"),
@@ -268,7 +270,7 @@ class ObjectsGenerator:
         return kind
 
     # -- statements, each adding a scalar to t -------------------------------------------------------
-    MODEL_FEATURES = ["method", "method", "call", "attribute", "method3", "via", "helper_model", "dec_method",
+    MODEL_FEATURES: ClassVar[list[str]] = ["method", "method", "call", "attribute", "method3", "via", "helper_model", "dec_method",
                       "parts", "getattr", "unbound", "static", "defaults", "models", "star_method"]
 
     def feature(self, kind: str | None = None) -> list[str]:
@@ -365,11 +367,11 @@ class ObjectsGenerator:
         which = r.choice(["sorted", "min", "max"])
         self.tags.append(f"{which}(key={'lambda' if key.startswith('lambda') else key.split('_')[0]})")
         x, W, s, _ = self.args
-        values = [float(eval(item, {"np": np, "x": x, "W": W, "s": s})) for item in items]  # noqa: S307
+        values = [float(eval(item, {"np": np, "x": x, "W": W, "s": s})) for item in items]
         c = float(eval(self.c_source, {"np": np, "s": s})) + 0.1 * self.args[3] * self.rebound if self.model else 0
         evaluate = (lambda v, s: (v - c) ** 2) if "m.c" in key else KEYS[key]
         keys = sorted(evaluate(v, s) for v in values)
-        if any(b - a < GAP for a, b in zip(keys, keys[1:])) or (key == "abs" and min(map(abs, values)) < GAP):
+        if any(b - a < GAP for a, b in itertools.pairwise(keys)) or (key == "abs" and min(map(abs, values)) < GAP):
             self.smooth = False
         key_src = "" if key == "None" else ", key=" + (self.need("key") if key == "key_{k}" else key)
         lines = [f"xs = [{', '.join(items)}]"]

@@ -32,13 +32,13 @@ import traceback
 import warnings
 from typing import NamedTuple
 
-import numpy as np
-import pytest
-
-import adsrc
 import background
 import diffgen
+import numpy as np
+import pytest
 from progen_objects import HEADER, ObjectsGenerator
+
+import adsrc
 
 DEFAULT_SEED = 4_242
 SEED = int(os.environ.get("ADSRC_OBJ_SEED", DEFAULT_SEED))
@@ -229,10 +229,10 @@ def test_acceptance():
             for key, count in counts.items():
                 tags.setdefault(tag, {})[key] = tags.setdefault(tag, {}).get(key, 0) + count
     total, accepted = sum(outcomes.values()), outcomes.get("accepted", 0)
-    report = [f"objects: {total} random programs (ADSRC_OBJ_SEED={SEED}), {seconds:.1f} s of checking; accepted "
-              f"{accepted}, refused {outcomes.get('refused', 0)}, broken {outcomes.get('broken', 0)}; "
-              f"{rough} without finite differences (near a tie or kink); jvp checked on {jvp[0]}, refused on {jvp[1]}; "
-              f"{models} model classes checked with wrt='self'"]
+    report = [(f"objects: {total} random programs (ADSRC_OBJ_SEED={SEED}), {seconds:.1f} s of checking; accepted "
+               f"{accepted}, refused {outcomes.get('refused', 0)}, broken {outcomes.get('broken', 0)}; {rough} without "
+               f"finite differences (near a tie or kink); jvp checked on {jvp[0]}, refused on {jvp[1]}; {models} model "
+               f"classes checked with wrt='self'")]
     report += [f"  refusal {c}: {k}" for c, k in sorted(refusals.items(), key=lambda i: -i[1])]
     report += [f"  construct {t}: {c}" for t, c in sorted(tags.items())]
     print("\n" + "\n".join(report))
@@ -307,6 +307,31 @@ KNOWN_BUGS = [
 def test_known_bug(func):
     diffgen.register_tick()
     args = arguments(7, 2)
-    outcome, problems, refusal = diffgen.check_program(func, args, fd=True)
+    outcome, problems, _ = diffgen.check_program(func, args, fd=True)
     assert not problems, "\n".join(f"[{c}] {d}" for c, d in problems)
     assert outcome in ("accepted", "refused")
+
+
+@dataclasses.dataclass
+class Callable_:
+    b: np.ndarray
+
+    def h(self, v):
+        return np.tanh(v) @ self.b
+
+    def __call__(self, v):  # never called; without it, hessian raises NotImplementedError instead
+        return v
+
+
+def builds_a_callable_class(x):
+    return Callable_(x).h(x)  # tanh(x) @ x
+
+
+@pytest.mark.xfail(strict=True, reason="hessian of a function that builds an object of a class with __call__ "
+                                       "treats the object as a constant: a silently wrong Hessian")
+def test_known_bug_hessian_through_an_object_of_a_callable_class():
+    x = np.array([0.3, -0.5, 0.2])
+    g = adsrc.grad(builds_a_callable_class)
+    np.testing.assert_allclose(g(x), np.tanh(x) + x / np.cosh(x) ** 2)  # first order is right
+    expected = np.stack([(g(x + e) - g(x - e)) / 2e-6 for e in np.eye(3) * 1e-6])
+    np.testing.assert_allclose(adsrc.hessian(builds_a_callable_class)(x), expected, rtol=1e-5, atol=1e-7)
