@@ -28,7 +28,7 @@ import weakref
 from typing import Any, Callable
 
 from .backend.pipeline import FORWARD, Mode, compile
-from .errors import NoGradientRule, RefusedWhenRun
+from .errors import NoGradientRule, RefusedWhenRun, UnsupportedSyntax
 from .frontend.parse import in_library, signature_of
 from .rules.checkpoint import recomputes, unwrap
 from .rules import registry
@@ -105,7 +105,7 @@ class CallDerivative:
                 raise RefusedWhenRun(f"passing keyword arguments to {plan.label}", self.where, "pass them positionally")
             value, pullback = plan.derivative.__adsrc_pullback__(tuple(values), wrt, self.mode.eager)
         else:
-            value, pullback = compile(plan.function, wrt, self.mode).function(*values)
+            value, pullback = self.compiled(plan, wrt, self.mode).function(*values)
 
         def call_pullback(g: Any) -> tuple:
             grads = pullback(g)
@@ -172,7 +172,19 @@ class CallDerivative:
                 total = add_tangents(total, jvp(t, ans, *values, **plan.constant_keywords()))
             return ans, total
         wrt = tuple(i for i, t in enumerate(param_tangents) if t is not zero)
-        return compile(plan.function, wrt, FORWARD).function(*values, *(param_tangents[i] for i in wrt))
+        return self.compiled(plan, wrt, FORWARD).function(*values, *(param_tangents[i] for i in wrt))
+
+    def compiled(self, plan: "_Plan", wrt: tuple[int, ...], mode: Mode) -> Any:
+        """The resolved function's derivative. It compiles when the call first runs, after the caller's earlier
+        statements ran: a construct it refuses is therefore refused then (``RefusedWhenRun``)."""
+        try:
+            return compile(plan.function, wrt, mode)
+        except RefusedWhenRun:
+            raise
+        except UnsupportedSyntax as error:
+            raise RefusedWhenRun(f"calling {plan.label}, a function passed as a value, whose code adsrc refuses "
+                                 f"({error})", self.where, "call it by its name, so that adsrc checks it before "
+                                 "anything runs, or change what it refuses") from None
 
 
     def parameter_tangents(self, plan: "_Plan", first: Any, given: dict) -> list:
