@@ -33,7 +33,7 @@ from .frontend.parse import in_library, signature_of
 from .rules.checkpoint import recomputes, unwrap
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
-from .values.pytrees import attribute_cotangent, attribute_tangent
+from .values.pytrees import attribute_cotangent, attribute_tangent, is_namedtuple
 
 _SELF = "self"  # where a bound object's value comes from: the callee itself (its cotangent is the callee's)
 
@@ -99,6 +99,8 @@ class CallDerivative:
         values, sources = plan.values(), plan.sources()
         if plan.rule is not None:
             return self.rule_adjoint(plan, first, values, sources)
+        if plan.replaces:
+            return self.replace_adjoint(plan, first, atoms)
         wrt = tuple(i for i, s in enumerate(sources) if any(self.active(x) for x in flat_sources(s)))
         if plan.derivative is not None:
             if plan.keywords:
@@ -112,6 +114,22 @@ class CallDerivative:
             return self.gather(first, atoms, [(sources[i], d) for i, d in zip(wrt, grads)])
 
         return value, call_pullback
+
+    def replace_adjoint(self, plan: "_Plan", first: Any, atoms: tuple) -> tuple[Any, Any]:
+        """``p._replace(w=v)`` of a NamedTuple: a new tuple, ``v`` at ``w``'s position, ``p``'s elsewhere."""
+        (old, source), = plan.positional
+        fields = type(old)._fields
+        value = old._replace(**plan.constant_keywords())
+
+        def replace_pullback(g: Any) -> tuple:
+            if g is zero:
+                return self.gather(first, atoms, [])
+            given = {fields.index(k) for k in plan.keywords}
+            parts = [(source, TangentTuple(zero if i in given else part(g, i) for i in range(len(fields))))]
+            parts += [(s, part(g, fields.index(k))) for k, (_, s) in plan.keywords.items()]
+            return self.gather(first, atoms, parts)
+
+        return value, replace_pullback
 
     def rule_adjoint(self, plan: "_Plan", first: Any, values: list, sources: list) -> tuple[Any, Any]:
         if any(self.active(s) for s in plan.keyword_sources()):
@@ -159,6 +177,12 @@ class CallDerivative:
         param_tangents = self.parameter_tangents(plan, first, dict(zip(self.wrt, tangents)))
         if plan.derivative is not None:
             return plan.derivative.__adsrc_pushforward__(tuple(values), tuple(param_tangents))
+        if plan.replaces:
+            old, fields = values[0], type(values[0])._fields
+            keyword_tangents = dict(zip(plan.keywords, param_tangents[1:]))
+            t_old = param_tangents[0]
+            return old._replace(**plan.constant_keywords()), TangentTuple(
+                keyword_tangents[f] if f in keyword_tangents else part(t_old, i) for i, f in enumerate(fields))
         if plan.rule is not None:
             ans = plan.rule_function(*values, **plan.constant_keywords())
             total = zero
@@ -235,6 +259,7 @@ class _Plan:
         self.rule: registry.Rule | None = None
         self.rule_function: Callable | None = None
         self.derivative: Any = None  # an object that knows its own derivatives (adsrc.grad(g))
+        self.replaces = False  # a NamedTuple's _replace: structural, done here
         self.label = ""
         self.bound: list[tuple[Any, Any]] = []  # the parameters' (value, source), in order
 
@@ -246,6 +271,11 @@ class _Plan:
                 self.rule, self.rule_function = rule, callee
                 self.label = getattr(callee, "__name__", repr(callee))
                 self.bound = self.positional
+                return
+            if self.positional and is_namedtuple(self.positional[0][0]) \
+                    and callee is getattr(type(self.positional[0][0]), "_replace", None):  # p._replace(w=v)
+                self.replaces, self.label = True, "_replace"
+                self.bound = self.positional + list(self.keywords.values())
                 return
             if hasattr(type(callee), "__adsrc_pullback__"):  # a derivative made by adsrc.grad, called inside
                 self.derivative, self.label = callee, repr(callee)

@@ -550,3 +550,21 @@ def test_checkpointed_function_passed_as_a_value(eager):
     x = rng.normal(size=3)
     f = adsrc.checkpoint(decay)
     close(adsrc.grad(through_parameter, wrt=1, eager=eager)(f, x), fd(lambda v: through_parameter(f, v), x))
+
+
+def replaced(W, b, x):
+    p = Params(W, b)
+    for _ in range(3):
+        p = p._replace(W=p.W * 0.9 + 0.1, b=np.tanh(p.b))
+    q = p._replace(b=p.b * 2.0)
+    return small_loss(q, x)
+
+
+@MODES
+def test_namedtuple_replace(eager):
+    W, b, x = rng.normal(size=(2, 1)), rng.normal(size=1), rng.normal(size=(3, 2))
+    dW, db = adsrc.grad(replaced, wrt=(0, 1), eager=eager)(W, b, x)
+    close(dW, fd(lambda v: replaced(v, b, x), W))
+    close(db, fd(lambda v: replaced(W, v, x), b))
+    t = rng.normal(size=W.shape)
+    close(adsrc.jvp(replaced, (W, b, x), (t, None, None))[1], np.sum(dW * t))

@@ -294,9 +294,7 @@ KNOWN_BUGS = [
     pytest.param(zero_argument_super, marks=pytest.mark.xfail(
         strict=True, reason="super() in a method: the generated adjoint raises RuntimeError: super(): __class__ cell "
                             "not found (a crash inside adsrc's generated code, not a refusal)")),
-    pytest.param(namedtuple_replace, marks=pytest.mark.xfail(
-        strict=True, reason="NamedTuple._replace: adsrc compiles collections' _replace when the call runs and refuses "
-                            "its kwds.pop with UnsupportedSyntax after the function's code ran")),
+    namedtuple_replace,  # NamedTuple._replace is differentiated structurally (calls.py)
     refused_method_body,  # refused when its call runs (RefusedWhenRun): a method is resolved then
 ]
 
