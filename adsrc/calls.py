@@ -54,12 +54,12 @@ class CallDerivative:
     the positions of ``*xs`` and ``**kw`` atoms; ``where`` is the call site.
     """
 
-    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where", "source")
+    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where", "source", "after")
 
     def __init__(self, wrt: tuple, mode: Mode, where: str, method: str | None = None, starred: tuple = (),
-                 mapping: tuple = (), source: str | None = None):
+                 mapping: tuple = (), source: str | None = None, after: bool = False):
         self.wrt, self.mode, self.where, self.method = wrt, mode, where, method
-        self.starred, self.mapping, self.source = starred, mapping, source
+        self.starred, self.mapping, self.source, self.after = starred, mapping, source, after
 
     def __repr__(self) -> str:
         kind = "jvp" if self.mode.forward else "adjoint"
@@ -68,7 +68,11 @@ class CallDerivative:
 
     # -- resolving ------------------------------------------------------------------------
     def plan(self, first: Any, atoms: tuple, keywords: dict) -> "_Plan":
-        callee = getattr(first, self.method) if self.method else first
+        if self.after:  # super(C, first).method(...): C is the last atom, not an argument
+            *atoms, klass = atoms
+            callee = getattr(super(klass, first), self.method)
+        else:
+            callee = getattr(first, self.method) if self.method else first
         plan = _Plan(self.where, self.source)
         for index, atom in enumerate(atoms, start=1):
             if index in self.starred:
@@ -385,12 +389,12 @@ def _hashable(value: Any) -> bool:
 
 
 def adjoint_of_call(wrt: tuple, eager: bool, where: str, method: str | None = None, starred: tuple = (),
-                    mapping: tuple = (), source: str | None = None) -> CallDerivative:
+                    mapping: tuple = (), source: str | None = None, after: bool = False) -> CallDerivative:
     """The adjoint of a call whose callee is a value (see :class:`CallDerivative`)."""
-    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping, source)
+    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping, source, after)
 
 
 def jvp_of_call(wrt: tuple, where: str, method: str | None = None, starred: tuple = (),
-                mapping: tuple = (), source: str | None = None) -> CallDerivative:
+                mapping: tuple = (), source: str | None = None, after: bool = False) -> CallDerivative:
     """The JVP of a call whose callee is a value (see :class:`CallDerivative`)."""
-    return CallDerivative(wrt, FORWARD, where, method, starred, mapping, source)
+    return CallDerivative(wrt, FORWARD, where, method, starred, mapping, source, after)

@@ -568,3 +568,28 @@ def test_namedtuple_replace(eager):
     close(db, fd(lambda v: replaced(W, v, x), b))
     t = rng.normal(size=W.shape)
     close(adsrc.jvp(replaced, (W, b, x), (t, None, None))[1], np.sum(dW * t))
+
+
+# ---- inheritance and super() ----------------------------------------------------------------
+class Base:
+    def __init__(self, w):
+        self.w = w
+
+    def energy(self, x):
+        return np.sum(np.sin(self.w * x))
+
+
+class Derived(Base):
+    def energy(self, x):
+        return super().energy(x) * 2.0 + np.sum(self.w ** 2)
+
+
+@MODES
+def test_super_in_a_method(eager):
+    obj, x = Derived(rng.normal(size=3)), rng.normal(size=3)
+    close(adsrc.grad(obj.energy, eager=eager)(x), fd(obj.energy, x))
+    g = adsrc.grad(obj.energy, wrt="self", eager=eager)(x)
+    assert type(g) is Derived
+    close(g.w, fd(lambda w: Derived(w).energy(x), obj.w))
+    t = rng.normal(size=3)
+    close(adsrc.jvp(obj.energy, (x,), (t,))[1], np.sum(fd(obj.energy, x) * t))

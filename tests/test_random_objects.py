@@ -290,17 +290,15 @@ def refused_method_body(x, W, s, n):
     return Base(W, s).guarded(x)
 
 
-KNOWN_BUGS = [
-    pytest.param(zero_argument_super, marks=pytest.mark.xfail(
-        strict=True, reason="super() in a method: the generated adjoint raises RuntimeError: super(): __class__ cell "
-                            "not found (a crash inside adsrc's generated code, not a refusal)")),
+FIXED_BUGS = [  # constructs the generator found broken, kept as regression tests
+    zero_argument_super,  # super() in a method: the method found after the class, resolved when it runs
     namedtuple_replace,  # NamedTuple._replace is differentiated structurally (calls.py)
     refused_method_body,  # refused when its call runs (RefusedWhenRun): a method is resolved then
 ]
 
 
-@pytest.mark.parametrize("func", KNOWN_BUGS, ids=lambda f: f.__name__)
-def test_known_bug(func):
+@pytest.mark.parametrize("func", FIXED_BUGS, ids=lambda f: f.__name__)
+def test_once_broken_construct(func):
     diffgen.register_tick()
     args = arguments(7, 2)
     outcome, problems, _ = diffgen.check_program(func, args, fd=True)
