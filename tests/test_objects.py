@@ -593,3 +593,18 @@ def test_super_in_a_method(eager):
     close(g.w, fd(lambda w: Derived(w).energy(x), obj.w))
     t = rng.normal(size=3)
     close(adsrc.jvp(obj.energy, (x,), (t,))[1], np.sum(fd(obj.energy, x) * t))
+
+
+def total_energy(**parts):
+    return sum(np.sum(v * v) for v in parts.values())
+
+
+def named_parts(x):
+    return total_energy(a=x, b=x * 2.0)
+
+
+@MODES
+def test_a_kwargs_function_called_by_name_with_differentiable_keywords(eager):
+    x = rng.normal(size=2)
+    close(adsrc.grad(named_parts, eager=eager)(x), 10.0 * x)
+    close(adsrc.jvp(named_parts, (x,), (np.array([1.0, 0.0]),))[1], 10.0 * x[0])

@@ -463,6 +463,10 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None and any(isinstance(a, gast.Starred) for a in node.args):
             raise UnsupportedSyntax(f"passing *args or **kwargs to {label} with differentiable values",
                                     self.where(node), "pass each argument by itself, positionally")
+        takes_mapping = inspect.isfunction(obj) and not is_library_function(obj) and any(
+            p.kind is p.VAR_KEYWORD for p in signature_of(obj).parameters.values())
+        if takes_mapping and registry.lookup(obj) is None and not recomputes(obj):
+            return self.dynamic(node, False)  # a **kwargs parameter: bound when the call runs, as Python binds it
         if spread and registry.lookup(obj) is None or not inspect.isfunction(obj) and registry.lookup(obj) is None \
                 and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
                 and not recomputes(obj):  # a checkpointed function is linked below, as a user function
