@@ -7,6 +7,8 @@ mode and differentiated twice, including the spellings users write (keyword argu
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -211,3 +213,12 @@ def test_scipy_rules_load_when_scipy_is_imported_after_adsrc(tmp_path):
     out = run.stdout.split()
     assert float(out[0]) == pytest.approx(2.0 / np.sqrt(np.pi))
     assert float(out[1]) == pytest.approx(0.5)  # the user's rule (twice the true 0.25) still replaces adsrc's
+
+
+def test_math_gamma_digamma_without_scipy_agrees_with_scipys():
+    from adsrc.rules.pymath import _digamma
+
+    xs = [x for x in np.linspace(-5.45, 60.0, 2001) if abs(x - round(x)) > 1e-3] + [0.2, 1.0, 2.0, 1e3, 1e8]
+    np.testing.assert_allclose([_digamma(float(x)) for x in xs], sp.digamma(xs), rtol=1e-12, atol=1e-12)
+    assert adsrc.grad(lambda x: math.gamma(x))(4.5) == pytest.approx(math.gamma(4.5) * sp.digamma(4.5), rel=1e-13)
+    assert adsrc.grad(lambda x: math.lgamma(x))(-1.5) == pytest.approx(sp.digamma(-1.5), rel=1e-13)

@@ -1,4 +1,5 @@
-"""scipy.special: the logistic and error functions, gamma and beta functions, xlogy, logsumexp, softmax.
+"""scipy.special: logistic, error and normal-distribution functions, gamma and beta functions, Bessel
+functions of order 0 and 1, entropies, incomplete gamma, Box-Cox, xlogy, logsumexp, softmax.
 
 Imported by ``rules/__init__.py`` only when SciPy is installed (SciPy is an
 optional dependency). SciPy's ufuncs report no module, so each rule is
@@ -10,7 +11,11 @@ second derivatives work.
 
 At the singular points: ``logit`` and ``erfinv`` are infinite at the ends of
 their domains, ``xlogy(x, y)`` and ``xlog1py(x, y)`` are 0 for x == 0 whatever
-y is, so their derivative in y is exactly 0 there.
+y is, so their derivative in y is exactly 0 there. ``j1``, ``i1`` and ``i1e`` divide by x
+in their derivative and take its limit 1/2 at x == 0; ``rgamma`` has the slope
+(-1)^n n! at the poles -n of Gamma; ``entr``'s slope is +inf at 0. The
+parameters ``a`` of ``gammainc``/``gammaincc`` and ``lmbda`` of ``boxcox``/
+``inv_boxcox`` have no rule: a varied one is refused at compile time.
 """
 from __future__ import annotations
 
