@@ -299,6 +299,8 @@ SAMPLES: dict[str, list[Case]] = {
     "math.fabs": [C(flt(0.5, 2.0)), C(flt(-2.0, -0.5))],
     "math.erf": scalar_math(),
     "math.erfc": scalar_math(),
+    "math.gamma": scalar_math(lambda: flt(0.2, 5.0)) + [C(flt(-2.7, -2.3)), C(flt(12.0, 30.0))],
+    "math.lgamma": scalar_math(lambda: flt(0.2, 5.0)) + [C(flt(-1.8, -1.2)), C(flt(12.0, 30.0)), C(-0.5)],
     "math.degrees": scalar_math(),
     "math.radians": scalar_math(),
     "math.copysign": [C(pflt(), flt()), C(flt(-2.0, -0.5), -1.0)],

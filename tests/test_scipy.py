@@ -7,6 +7,8 @@ mode and differentiated twice, including the spellings users write (keyword argu
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -145,6 +147,31 @@ def test_shape_parameter_of_a_cdf_is_refused_at_compile_time():
     assert adsrc.grad(f)(np.ones(2), 3.0) == pytest.approx(stats.t.pdf(np.ones(2), 3.0))  # x is fine
 
 
+@pytest.mark.parametrize("func,args,refused", [
+    (sp.gammainc, (2.0, 1.5), 0), (sp.gammaincc, (2.0, 1.5), 0), (sp.boxcox, (1.5, 0.5), 1),
+    (sp.inv_boxcox, (0.5, 0.5), 1)])
+def test_parameters_without_a_derivative_are_refused_at_compile_time(func, args, refused):
+    def f(a, b):
+        return func(a, b)
+
+    with pytest.raises(NoGradientRule, match=f"scipy.special.{func.__name__} with respect to argument {refused}"):
+        adsrc.grad(f, wrt=refused)(*args)
+    other = 1 - refused
+    assert adsrc.grad(f, wrt=other)(*args) == pytest.approx(numerical_grad(f, args, other), rel=1e-6)
+
+
+def test_new_special_functions_at_their_singular_points():
+    # 1/Gamma is 0 at the poles -n of Gamma, with slope (-1)^n n!
+    np.testing.assert_allclose(adsrc.grad(lambda x: np.sum(sp.rgamma(x)))(np.array([0.0, -1.0, -2.0, -3.0])),
+                               [1.0, -1.0, 2.0, -6.0])
+    # entr = -x log x: slope +inf at 0, 0 where entr is the constant -inf (x < 0)
+    np.testing.assert_array_equal(adsrc.grad(lambda x: np.sum(sp.entr(x)))(np.array([0.0, -1.0])), [np.inf, 0.0])
+    # J1, I1, I1e have slope 1/2 at 0 (their formulas divide by x)
+    for func in (sp.j1, sp.i1, sp.i1e):
+        assert adsrc.grad(lambda x: func(x))(0.0) == 0.5
+        assert adsrc.jvp(lambda x: func(x), (0.0,), (2.0,))[1] == 1.0
+
+
 def test_eigh_of_a_pencil_is_refused_clearly():
     def f(a):
         return np.sum(sla.eigh(a, np.eye(2), eigvals_only=True))
@@ -155,9 +182,9 @@ def test_eigh_of_a_pencil_is_refused_clearly():
 
 def test_scipy_function_without_a_rule_names_the_call():
     def f(x):
-        return sp.entr(x).sum()
+        return sp.spence(x).sum()
 
-    with pytest.raises(NoGradientRule, match="sp.entr"):
+    with pytest.raises(NoGradientRule, match="sp.spence"):
         adsrc.grad(f)(np.array([0.5, 0.2]))
 
 
@@ -186,3 +213,12 @@ def test_scipy_rules_load_when_scipy_is_imported_after_adsrc(tmp_path):
     out = run.stdout.split()
     assert float(out[0]) == pytest.approx(2.0 / np.sqrt(np.pi))
     assert float(out[1]) == pytest.approx(0.5)  # the user's rule (twice the true 0.25) still replaces adsrc's
+
+
+def test_math_gamma_digamma_without_scipy_agrees_with_scipys():
+    from adsrc.rules.pymath import _digamma
+
+    xs = [x for x in np.linspace(-5.45, 60.0, 2001) if abs(x - round(x)) > 1e-3] + [0.2, 1.0, 2.0, 1e3, 1e8]
+    np.testing.assert_allclose([_digamma(float(x)) for x in xs], sp.digamma(xs), rtol=1e-12, atol=1e-12)
+    assert adsrc.grad(lambda x: math.gamma(x))(4.5) == pytest.approx(math.gamma(4.5) * sp.digamma(4.5), rel=1e-13)
+    assert adsrc.grad(lambda x: math.lgamma(x))(-1.5) == pytest.approx(sp.digamma(-1.5), rel=1e-13)

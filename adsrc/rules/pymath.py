@@ -35,6 +35,24 @@ def _over(a, b):
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
+def _digamma(x):
+    """psi(x) = d log Gamma(x) / dx on a float, to ~1e-15 without SciPy (x not a pole 0, -1, -2...).
+
+    Below 1/2 by the reflection psi(x) = psi(1 - x) - pi / tan(pi x); else shifted up to 10 by
+    psi(x) = psi(x + 1) - 1/x, then the asymptotic series log x - 1/(2x) - sum B_2k / (2k x^2k).
+    """
+    if x < 0.5:
+        return _digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
+    shift = 0.0
+    while x < 10.0:
+        shift += 1.0 / x
+        x += 1.0
+    inv2 = 1.0 / (x * x)
+    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132 - inv2 * (
+        691 / 32760 - inv2 / 12))))))
+    return math.log(x) - 0.5 / x - series - shift
+
+
 defderivative(math.sin, lambda ans, x: math.cos(x))
 defderivative(math.cos, lambda ans, x: -math.sin(x))
 defderivative(math.tan, lambda ans, x: (1.0 + ans * ans))
@@ -59,6 +77,8 @@ defderivative(math.sqrt, lambda ans, x: _over(0.5, ans), singular=True)
 defvjp(math.fabs, lambda g, ans, x: g * _sign(x))  # the subgradient 0 at 0
 defderivative(math.erf, lambda ans, x: (2.0 / _SQRT_PI) * math.exp(-x * x))
 defderivative(math.erfc, lambda ans, x: -(2.0 / _SQRT_PI) * math.exp(-x * x))
+defderivative(math.gamma, lambda ans, x: ans * _digamma(x))
+defderivative(math.lgamma, lambda ans, x: _digamma(x))
 defvjp(math.degrees, lambda g, ans, x: g * (180.0 / math.pi))
 defvjp(math.radians, lambda g, ans, x: g * (math.pi / 180.0))
 defvjp(math.copysign, lambda g, ans, x, y: g * _sign(x) * math.copysign(1.0, y), None)
@@ -177,6 +197,7 @@ note("inf at 0, as np.sqrt (0 where the cotangent is 0)", *(lookup(f) for f in (
                                                             if lookup(f)))
 note("infinite at the ends of the domain, as NumPy's (0 where the cotangent is 0)",
      *(lookup(f) for f in (math.asin, math.acos, math.acosh)))
+note("psi(x) computed in Python (no SciPy needed); x not a pole", lookup(math.gamma), lookup(math.lgamma))
 note("0 at the origin, where the angle is not continuous", lookup(math.atan2))
 note("d/dx exactly 0 for y == 0 (also at x == 0), inf at x == 0 for 0 < y < 1; d/dy 0 where x <= 0",
      lookup(math.pow))

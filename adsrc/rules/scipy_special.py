@@ -1,4 +1,5 @@
-"""scipy.special: the logistic and error functions, gamma and beta functions, xlogy, logsumexp, softmax.
+"""scipy.special: logistic, error and normal-distribution functions, gamma and beta functions, Bessel
+functions of order 0 and 1, entropies, incomplete gamma, Box-Cox, xlogy, logsumexp, softmax.
 
 Imported by ``rules/__init__.py`` only when SciPy is installed (SciPy is an
 optional dependency). SciPy's ufuncs report no module, so each rule is
@@ -10,7 +11,11 @@ second derivatives work.
 
 At the singular points: ``logit`` and ``erfinv`` are infinite at the ends of
 their domains, ``xlogy(x, y)`` and ``xlog1py(x, y)`` are 0 for x == 0 whatever
-y is, so their derivative in y is exactly 0 there.
+y is, so their derivative in y is exactly 0 there. ``j1``, ``i1`` and ``i1e`` divide by x
+in their derivative and take its limit 1/2 at x == 0; ``rgamma`` has the slope
+(-1)^n n! at the poles -n of Gamma; ``entr``'s slope is +inf at 0. The
+parameters ``a`` of ``gammainc``/``gammaincc`` and ``lmbda`` of ``boxcox``/
+``inv_boxcox`` have no rule: a varied one is refused at compile time.
 """
 from __future__ import annotations
 
@@ -142,3 +147,132 @@ note("0 for x == 0 whatever y is: d/dy is exactly 0 there", lookup(special.xlogy
 note("a and the weights b; with return_sign=True the cotangent of the sign is ignored (piecewise constant)",
      lookup(special.logsumexp))
 note("infinite at the ends of the domain (0 where the cotangent is 0)", lookup(special.logit), lookup(special.erfinv))
+
+
+# ---- more elementwise functions of one argument -------------------------------------------------
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_DEGREE = math.pi / 180.0
+
+
+def _over_x(value, x, at_zero):
+    """value / x, and ``at_zero`` (the limit) where x == 0."""
+    at_origin = np.equal(x, 0)
+    return np.where(at_origin, at_zero, np.divide(value, np.where(at_origin, 1.0, x)))
+
+
+def _entr_derivative(ans, x):
+    """-log x - 1: +inf at x == 0; 0 where x < 0 (entr is the constant -inf there)."""
+    with np.errstate(divide="ignore"):
+        return np.where(np.less(x, 0), 0.0, -np.log(np.where(np.less(x, 0), 1.0, x)) - 1.0)
+
+
+defderivative(special.ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * x * x), module=_MODULE)
+defderivative(special.log_ndtr, lambda ans, x: _INV_SQRT_2PI * np.exp(-0.5 * x * x - ans), module=_MODULE)
+defderivative(special.ndtri, lambda ans, x: _SQRT_2PI * np.exp(0.5 * ans * ans), singular=True, module=_MODULE)
+defderivative(special.erfcinv, lambda ans, x: -_SQRT_PI_OVER_TWO * np.exp(ans * ans), singular=True, module=_MODULE)
+defderivative(special.erfi, lambda ans, x: _TWO_OVER_SQRT_PI * np.exp(x * x), module=_MODULE)
+defderivative(special.erfcx, lambda ans, x: 2.0 * x * ans - _TWO_OVER_SQRT_PI, module=_MODULE)
+defderivative(special.dawsn, lambda ans, x: 1.0 - 2.0 * x * ans, module=_MODULE)
+# Bessel functions: J0' = -J1, J1' = J0 - J1/x (1/2 at 0), and the same recurrences for Y, I and K.
+defderivative(special.j0, lambda ans, x: -special.j1(x), module=_MODULE)
+defderivative(special.j1, lambda ans, x: special.j0(x) - _over_x(ans, x, 0.5), module=_MODULE)
+defderivative(special.y0, lambda ans, x: -special.y1(x), module=_MODULE)
+defderivative(special.y1, lambda ans, x: special.y0(x) - ans / x, module=_MODULE)
+defderivative(special.i0, lambda ans, x: special.i1(x), module=_MODULE)
+defderivative(special.i1, lambda ans, x: special.i0(x) - _over_x(ans, x, 0.5), module=_MODULE)
+defderivative(special.k0, lambda ans, x: -special.k1(x), module=_MODULE)
+defderivative(special.k1, lambda ans, x: -special.k0(x) - ans / x, module=_MODULE)
+# The exponentially scaled i0e = exp(-|x|) i0 and i1e: the subgradient at 0 takes sign(0) = 0.
+defderivative(special.i0e, lambda ans, x: special.i1e(x) - np.sign(x) * ans, module=_MODULE)
+defderivative(special.i1e, lambda ans, x: special.i0e(x) - _over_x(ans, x, 0.5) - np.sign(x) * ans, module=_MODULE)
+defderivative(special.expm1, lambda ans, x: ans + 1.0, module=_MODULE)
+defderivative(special.log1p, lambda ans, x: np.divide(1.0, 1.0 + x), singular=True, module=_MODULE)
+defderivative(special.cbrt, lambda ans, x: np.divide(1.0, 3.0 * ans * ans), singular=True, module=_MODULE)
+defderivative(special.exp2, lambda ans, x: ans * math.log(2.0), module=_MODULE)
+defderivative(special.exp10, lambda ans, x: ans * math.log(10.0), module=_MODULE)
+defderivative(special.cosdg, lambda ans, x: -_DEGREE * special.sindg(x), module=_MODULE)
+defderivative(special.sindg, lambda ans, x: _DEGREE * special.cosdg(x), module=_MODULE)
+defderivative(special.entr, _entr_derivative, singular=True, module=_MODULE)
+defderivative(special.loggamma, lambda ans, x: special.digamma(x), module=_MODULE)
+
+
+def _rgamma_derivative(ans, x):
+    """-psi(x) / Gamma(x); at the poles x = -n of Gamma, where 1/Gamma is 0, its slope (-1)^n n!."""
+    at_pole = np.less_equal(x, 0) & np.equal(x, np.floor(x))
+    regular = -ans * special.digamma(np.where(at_pole, 1.0, x))
+    return np.where(at_pole, np.cos(math.pi * x) * special.gamma(1.0 - np.where(at_pole, x, 0.0)), regular)
+
+
+defderivative(special.rgamma, _rgamma_derivative, module=_MODULE)
+
+
+# rel_entr(x, y) = x log(x/y) and kl_div(x, y) = x log(x/y) - x + y, for x, y > 0 (0 at x == 0).
+def _log_ratio(x, y):
+    with np.errstate(divide="ignore"):
+        return np.log(x) - np.log(y)
+
+
+def _binary_vjp(partial, position):
+    def vjp(g, ans, x, y):
+        return cast_like(unbroadcast(times(g, partial(x, y)), (x, y)[position]), (x, y)[position])
+
+    return vjp
+
+
+def _binary_jvp(partial):
+    return lambda t, ans, x, y: times(t, partial(x, y))
+
+
+_REL_ENTR = (lambda x, y: _log_ratio(x, y) + 1.0, lambda x, y: -_over(x, y))
+_KL_DIV = (_log_ratio, lambda x, y: 1.0 - _over(x, y))
+for _func, _partials in ((special.rel_entr, _REL_ENTR), (special.kl_div, _KL_DIV)):
+    defvjp(_func, *(_binary_vjp(p, i) for i, p in enumerate(_partials)), module=_MODULE)
+    defjvp(_func, *(_binary_jvp(p) for p in _partials))
+
+
+# gammainc(a, x) and gammaincc(a, x), regularized incomplete gamma functions: d/dx = ±x^(a-1) e^(-x) / Γ(a).
+def _gamma_density(a, x):
+    return np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))
+
+
+for _func, _sign in ((special.gammainc, 1.0), (special.gammaincc, -1.0)):
+    defvjp(_func, None, lambda g, ans, a, x, _sign=_sign: cast_like(unbroadcast(g * _sign * _gamma_density(a, x), x), x),
+           module=_MODULE)
+    defjvp(_func, None, lambda t, ans, a, x, _sign=_sign: t * _sign * _gamma_density(a, x))
+    lookup(_func).extra["no_derivative"] = {0: (
+        f"adsrc.register_adjoint(scipy.special.{_func.__name__}, ...) giving a vjp for 'a' too (adsrc implements "
+        f"none: the derivative in a has no closed form), or pass a constant there")}
+
+
+# boxcox(x, lmbda) = (x^lmbda - 1)/lmbda (log x at lmbda == 0): d/dx = x^(lmbda-1); inv_boxcox(y, lmbda) its
+# inverse (1 + lmbda y)^(1/lmbda): d/dy = inv_boxcox / (1 + lmbda y). Neither has a gradient in lmbda.
+def _boxcox_dx(x, lmbda):
+    return np.power(x, np.subtract(lmbda, 1.0))
+
+
+defvjp(special.boxcox, lambda g, ans, x, lmbda: cast_like(unbroadcast(g * _boxcox_dx(x, lmbda), x), x), None,
+       module=_MODULE)
+defjvp(special.boxcox, lambda t, ans, x, lmbda: t * _boxcox_dx(x, lmbda), None)
+def _inv_boxcox_dy(ans, y, lmbda):
+    """(1 + lmbda y)^(1/lmbda - 1), which is exp(y) = ans at lmbda == 0."""
+    at_zero = np.equal(lmbda, 0)
+    with np.errstate(divide="ignore"):
+        power = np.power(1.0 + lmbda * y, np.divide(1.0, np.where(at_zero, 1.0, lmbda)) - 1.0)
+    return np.where(at_zero, ans, power)
+
+
+defvjp(special.inv_boxcox, lambda g, ans, y, lmbda: cast_like(unbroadcast(g * _inv_boxcox_dy(ans, y, lmbda), y), y),
+       None, module=_MODULE)
+defjvp(special.inv_boxcox, lambda t, ans, y, lmbda: t * _inv_boxcox_dy(ans, y, lmbda), None)
+for _func in (special.boxcox, special.inv_boxcox):
+    lookup(_func).extra["no_derivative"] = {1: (
+        f"adsrc.register_adjoint(scipy.special.{_func.__name__}, ...) giving a vjp for 'lmbda' too, or pass a "
+        f"constant there")}
+
+note("no gradient in a (refused when a varies)", lookup(special.gammainc), lookup(special.gammaincc))
+note("no gradient in lmbda (refused when lmbda varies)", lookup(special.boxcox), lookup(special.inv_boxcox))
+note("the subgradient at 0 takes sign(0) = 0", lookup(special.i0e), lookup(special.i1e))
+note("+inf at x == 0, 0 where x < 0 (entr is -inf there)", lookup(special.entr))
+note("d/dx is -inf at x == 0; d/dy is 0 there", lookup(special.rel_entr), lookup(special.kl_div))
+note("infinite at the ends of the domain (0 where the cotangent is 0)", lookup(special.ndtri), lookup(special.erfcinv))
