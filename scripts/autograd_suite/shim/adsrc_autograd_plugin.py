@@ -1,0 +1,128 @@
+"""pytest plugin for running autograd's tests on adsrc (loaded by run.py with ``-p adsrc_autograd_plugin``).
+
+- A test that uses an autograd-only API is skipped with the reason
+  "autograd-only API: <name>" (see autograd/_only.py), also when it failed
+  after touching one (adsrc refusing to differentiate a stand-in is not a
+  finding about adsrc).
+- Each test runs under a timeout (SIGALRM; ``ADSRC_AUTOGRAD_TIMEOUT`` seconds).
+- Every outcome, with its exception and a cause key for grouping, goes to
+  the JSON lines file ``ADSRC_AUTOGRAD_RESULTS``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+
+import pytest
+
+from autograd import _only
+
+TIMEOUT = float(os.environ.get("ADSRC_AUTOGRAD_TIMEOUT", "60"))
+RESULTS = os.environ.get("ADSRC_AUTOGRAD_RESULTS")
+
+
+class TestTimeout(BaseException):
+    """A test ran longer than ADSRC_AUTOGRAD_TIMEOUT (a BaseException so nothing on the way catches it)."""
+
+
+def _alarm(signum, frame):
+    raise TestTimeout(f"timeout after {TIMEOUT:g} s")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _only.touched.clear()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    _only.in_test[0] = True
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _only.in_test[0] = False
+
+
+_WHERE = re.compile(r"(<[^>]*>|[\w./\\-]+\.py)(:\d+)+(:)?\s*")
+_NUMBER = re.compile(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b")
+
+
+def _clean(text: str) -> str:
+    text = _WHERE.sub("", text.splitlines()[0] if text else "")
+    return _NUMBER.sub("N", text).strip()[:110]
+
+
+def cause_of(error: BaseException) -> str:
+    """A short key naming why a test failed, for grouping (file:line and numbers removed)."""
+    from adsrc import errors
+    kind = next((k for k in type(error).__mro__ if k.__module__ == errors.__name__), type(error))
+    name = kind.__name__
+    message = str(error)
+    if isinstance(error, TestTimeout):
+        return "timeout"
+    if name == "NoGradientRule":
+        return f"no gradient rule for {getattr(error, 'name', '?')}"
+    if name in ("UnsupportedSyntax", "RefusedWhenRun"):
+        construct = getattr(error, "construct", "?")
+        return f"unsupported syntax: {_clean(construct)}"
+    if "complex" in message.lower() and (isinstance(error, errors.AdsrcError) or name in ("InvalidArgument", "NonScalarOutput", "AssertionError",
+                                                 "TypeError", "NotImplementedError")):
+        if "not checked" in message:
+            return "complex argument: check_grads holds it fixed (not checked)"
+        return f"complex refused ({name})"
+    if name == "AssertionError" and message.startswith("check_grads:"):
+        order = "second order" if "second order" in message else "first order"
+        mode = "fwd (jvp)" if "forward mode" in message else "rev (vjp)"
+        return f"wrong derivative: check_grads {order}, {mode}"
+    if name == "Failed" and "DID NOT RAISE" in message:
+        return f"expected an error, none raised ({_clean(message)})"
+    if name == "AssertionError":
+        return "wrong value: a test assertion failed"
+    return f"{name}: {_clean(message)}"
+
+
+def _write(record: dict) -> None:
+    if RESULTS:
+        with open(RESULTS, "a") as file:
+            file.write(json.dumps(record) + "\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and report.failed and _only.touched:
+        names = sorted(set(_only.touched))
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {_only.REASON}: {', '.join(names)}")
+    if report.when == "call" or report.outcome != "passed":
+        record = {"nodeid": item.nodeid, "when": report.when, "outcome": report.outcome}
+        if report.outcome == "skipped":
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            record["reason"] = reason.removeprefix("Skipped: ")
+            record["autograd_only"] = _only.REASON in reason
+        elif report.outcome == "failed" and call.excinfo is not None:
+            error = call.excinfo.value
+            record["error"] = f"{type(error).__name__}: {str(error)[:600]}"
+            record["cause"] = cause_of(error)
+        if report.outcome != "passed" or report.when == "call":
+            _write(record)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        error = getattr(report, "longrepr", None)
+        text = str(error).strip().splitlines()[-1] if error else "?"
+        _write({"nodeid": report.nodeid, "when": "collect", "outcome": "error", "error": text[:600],
+                "cause": f"collection error: {_clean(text)}"})
+    elif report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _write({"nodeid": report.nodeid, "when": "collect", "outcome": "skipped",
+                "reason": reason.removeprefix("Skipped: "), "autograd_only": _only.REASON in reason})

@@ -1,0 +1,75 @@
+"""Turn autograd's calling convention into adsrc's.
+
+autograd's operators take ``(fun, argnum)`` and are called with ``(*args,
+**kwargs)``; adsrc's take ``(func, wrt)``. When every positional argument is
+differentiated and there are no keyword arguments, ``fun`` goes to adsrc as
+it is. Otherwise ``bind`` writes a small Python function of the
+differentiated arguments only, which calls ``fun`` with the others held fixed
+(adsrc reads its source like any other function's).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import keyword
+import linecache
+import re
+import types
+from typing import Any, Callable
+
+_serial = itertools.count()
+
+
+def _identifier(fun: Callable) -> str:
+    name = re.sub(r"\W", "_", getattr(fun, "__name__", "") or type(fun).__name__).strip("_") or "fun"
+    name = name if name[0].isalpha() else f"f_{name}"
+    return f"{name}_fn" if keyword.iskeyword(name) else name
+
+
+def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callable, tuple, Any]:
+    """``(g, xs, wrt)``: ``g(*xs)`` is ``fun(*args, **kwargs)`` and ``wrt`` picks autograd's ``argnum`` in it."""
+    many = isinstance(argnum, (tuple, list))
+    chosen = tuple(argnum) if many else (argnum,)
+    if (not kwargs and isinstance(fun, types.FunctionType) and sorted(chosen) == list(range(len(args)))
+            and not fun.__code__.co_flags & 0x04):
+        return fun, args, (tuple(chosen) if many else argnum)
+    name = _identifier(fun)
+    namespace: dict[str, Any] = {"fun": fun}
+    call = []
+    for i, value in enumerate(args):
+        if i in chosen:
+            call.append(f"x{i}")
+        else:
+            namespace[f"c{i}"] = value
+            call.append(f"c{i}")
+    for key, value in kwargs.items():
+        namespace[f"k_{key}"] = value
+        call.append(f"{key}=k_{key}")
+    parameters = ", ".join(f"x{i}" for i in chosen)
+    source = f"def {name}({parameters}):\n    return fun({', '.join(call)})\n"
+    filename = f"<autograd shim {next(_serial)}: {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    wrapper = namespace[name]
+    wrapper.__wrapped_autograd_fun__ = fun
+    xs = tuple(args[i] for i in chosen)
+    wrt = tuple(range(len(chosen))) if many else 0
+    return wrapper, xs, wrt
+
+
+def as_type_error(operator: Callable) -> Callable:
+    """Where adsrc refuses a call's arguments or output (InvalidArgument, NonScalarOutput), autograd raises
+    TypeError: the refusal is re-raised as a class that is both, so ``pytest.raises(TypeError)`` sees it."""
+    import adsrc
+
+    @functools.wraps(operator)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return operator(*args, **kwargs)
+        except (adsrc.errors.InvalidArgument, adsrc.errors.NonScalarOutput) as error:
+            both = type(f"{type(error).__name__}AsTypeError", (type(error), TypeError), {})
+            refusal = both.__new__(both)
+            refusal.__dict__.update(error.__dict__)
+            refusal.args = error.args
+            raise refusal.with_traceback(error.__traceback__) from None
+    return run

@@ -1,0 +1,136 @@
+"""autograd's differential operators, each mapped onto adsrc's.
+
+``argnum`` (autograd) is adsrc's ``wrt``; ``fun(*args, **kwargs)`` is bound
+by ``_bridge.bind`` so that adsrc differentiates exactly the arguments
+autograd would.
+"""
+import numpy as np
+
+import adsrc
+
+from . import _only
+from ._bridge import as_type_error, bind
+
+
+def _nary(build):
+    """``op(fun, argnum=0)(*args, **kwargs)`` from ``build(g, xs, wrt)``, g(*xs) being the bound call."""
+    def operator(fun, argnum=0):
+        if isinstance(fun, _only.AutogradOnly):
+            _only.skip(fun._name)
+
+        @as_type_error
+        def run(*args, **kwargs):
+            g, xs, wrt = bind(fun, argnum, args, kwargs)
+            return build(g, xs, wrt)
+        run.__name__ = getattr(fun, "__name__", "fun")
+        return run
+    return operator
+
+
+grad = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs))
+value_and_grad = _nary(lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs))
+grad_and_aux = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs))
+jacobian = _nary(lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs))
+hessian = _nary(lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs))
+
+
+def _ones_like(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_ones_like(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _ones_like(v) for k, v in value.items()}
+    if np.iscomplexobj(value):
+        raise TypeError("elementwise_grad only applies to real-output functions")
+    return np.ones_like(value) if isinstance(value, np.ndarray) else type(value)(1.0)
+
+
+def _elementwise(g, xs, wrt):
+    value, pullback = adsrc.vjp(g, *xs, wrt=wrt)
+    return pullback(_ones_like(value))
+
+
+elementwise_grad = _nary(_elementwise)
+
+
+def _make_vjp(g, xs, wrt):
+    value, pullback = adsrc.vjp(g, *xs, wrt=wrt)
+    return pullback, value
+
+
+make_vjp = _nary(_make_vjp)
+
+
+def _make_jvp(g, xs, wrt):
+    chosen = wrt if isinstance(wrt, tuple) else (wrt,)
+
+    def jvp(v):
+        vs = v if isinstance(wrt, tuple) else (v,)
+        tangents = tuple(vs[chosen.index(i)] if i in chosen else None for i in range(len(xs)))
+        return adsrc.jvp(g, xs, tangents)
+    return jvp
+
+
+make_jvp = _nary(_make_jvp)
+
+
+def _deriv(g, xs, wrt):
+    x = xs[wrt]
+    one = np.ones_like(x) if isinstance(x, np.ndarray) else type(x)(1.0)
+    return adsrc.jvp(g, xs, tuple(one if i == wrt else None for i in range(len(xs))))[1]
+
+
+deriv = _nary(_deriv)
+
+
+def _holomorphic(g, xs, wrt):
+    # autograd: the gradient of Re f, read as the complex derivative (adsrc's complex convention decides)
+    value, pullback = adsrc.vjp(g, *xs, wrt=wrt)
+    return pullback(np.ones_like(value) if isinstance(value, np.ndarray) else type(value)(1.0))
+
+
+holomorphic_grad = _nary(_holomorphic)
+
+
+def _make_hvp(g, xs, wrt):
+    value, pullback = adsrc.vjp(adsrc.grad(g, wrt=wrt), *xs, wrt=wrt)
+    return pullback, value
+
+
+make_hvp = _nary(_make_hvp)
+
+
+def hessian_tensor_product(fun, argnum=0):
+    """``(*args, v) -> H v``: adsrc.hvp (autograd contracts over all of v's axes, as hvp does)."""
+    def run(*args, **kwargs):
+        *args, vector = args
+        g, xs, wrt = bind(fun, argnum, tuple(args), kwargs)
+        return adsrc.hvp(g, wrt=wrt)(*xs, vector)
+    return run
+
+
+hessian_vector_product = hessian_tensor_product
+
+
+def tensor_jacobian_product(fun, argnum=0):
+    """``(*args, v) -> v . J``: the vjp of ``fun`` with cotangent ``v``."""
+    def run(*args, **kwargs):
+        *args, vector = args
+        g, xs, wrt = bind(fun, argnum, tuple(args), kwargs)
+        return adsrc.vjp(g, *xs, wrt=wrt)[1](vector)
+    return run
+
+
+vector_jacobian_product = tensor_jacobian_product
+
+
+def grad_named(fun, argname):
+    return lambda *args, **kwargs: adsrc.grad(fun, wrt=argname)(*args, **kwargs)
+
+
+def checkpoint(fun):
+    """Recomputation is a memory trade; the derivative is that of ``fun`` itself."""
+    return fun
+
+
+make_ggnvp = _only.AutogradOnly("autograd.make_ggnvp")
+multigrad_dict = _only.AutogradOnly("autograd.multigrad_dict")

@@ -1,0 +1,76 @@
+"""autograd.test_util over adsrc.check_grads.
+
+``check_grads(fun, argnum=0, modes=None, order=2)(*args, **kwargs)`` checks
+the arguments ``argnum`` of ``fun`` with ``adsrc.check_grads`` (forward and
+reverse mode, to second order by default, as autograd does). An argument
+adsrc.check_grads would hold fixed (complex, or not all floats) would make
+the check pass without checking anything, so it fails instead: with adsrc's
+own refusal when adsrc refuses to differentiate it, else with an
+AssertionError saying what was not checked.
+"""
+import itertools
+
+import numpy as np
+
+import adsrc
+from adsrc.api.trees import flatten, is_float_leaf
+
+from . import _only
+from ._bridge import bind
+
+TOL = RTOL = 1e-6
+
+
+def scalar_close(a, b):
+    return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL
+
+
+def _refuse_unchecked(g, xs):
+    for i, x in enumerate(xs):
+        leaves = flatten(x)[0]
+        if leaves and all(map(is_float_leaf, leaves)):
+            continue
+        kinds = sorted({type(leaf).__name__ if not hasattr(leaf, "dtype") else str(leaf.dtype) for leaf in leaves})
+        if any(np.iscomplexobj(leaf) for leaf in leaves):
+            adsrc.vjp(g, *xs, wrt=i)     # adsrc's own refusal, if it refuses complex inputs
+            raise AssertionError(f"complex argument not checked: adsrc.check_grads holds argument {i} "
+                                 f"({', '.join(kinds)}) fixed")
+        raise AssertionError(f"argument {i} not checked: adsrc.check_grads holds it fixed ({', '.join(kinds)})")
+
+
+def check_grads(fun, argnum=0, modes=None, order=2):
+    if isinstance(fun, _only.AutogradOnly):
+        _only.skip(fun._name)
+    modes = tuple(modes) if modes is not None else ("fwd", "rev")
+
+    def run(*args, **kwargs):
+        g, xs, _ = bind(fun, argnum, args, kwargs)
+        _refuse_unchecked(g, xs)
+        adsrc.check_grads(g, xs, order=order, modes=modes)
+    return run
+
+
+def check_vjp(fun, x):
+    check_grads(fun, modes=["rev"], order=1)(x)
+
+
+def check_jvp(fun, x):
+    check_grads(fun, modes=["fwd"], order=1)(x)
+
+
+def check_equivalent(x, y):
+    xs, ys = flatten(x)[0], flatten(y)[0]
+    assert len(xs) == len(ys), f"Structure mismatch:\nx: {x}\ny: {y}"
+    for a, b in zip(xs, ys):
+        assert np.shape(a) == np.shape(b), f"Shape mismatch:\nx: {x}\ny: {y}"
+        assert np.allclose(a, b, rtol=RTOL, atol=TOL), f"Value mismatch:\nx: {x}\ny: {y}"
+
+
+def combo_check(fun, *args, **kwargs):
+    """Every combination of the given arguments and keyword values, each through check_grads."""
+    def run(*arg_lists, **kwarg_lists):
+        keyed = [[(key, value) for value in values] for key, values in kwarg_lists.items()]
+        for chosen_args in itertools.product(*arg_lists):
+            for chosen_kwargs in itertools.product(*keyed):
+                check_grads(fun, *args, **kwargs)(*chosen_args, **dict(chosen_kwargs))
+    return run
