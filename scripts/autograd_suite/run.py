@@ -37,7 +37,7 @@ def run_pytest(tests: Path, targets: list[str], timeout: float, scipy: bool, ext
         env["ADSRC_AUTOGRAD_SCIPY"] = "1" if scipy else "0"
         command = [sys.executable, "-m", "pytest", *targets, "-c", str(SHIM / "pytest.ini"),
                    "--rootdir", str(tests), "-p", "adsrc_autograd_plugin", "-q", "--no-header", "-rN",
-                   "--tb=no", *extra]
+                   "--tb=no", "--continue-on-collection-errors", *extra]
         subprocess.run(command, env=env, cwd=scratch, stdout=subprocess.DEVNULL if not extra else None)
         if not results.exists():
             raise SystemExit("pytest produced no results (see its output: rerun with -- -q)")

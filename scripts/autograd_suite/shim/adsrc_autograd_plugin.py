@@ -77,6 +77,8 @@ def cause_of(error: BaseException) -> str:
         if "not checked" in message:
             return "complex argument: check_grads holds it fixed (not checked)"
         return f"complex refused ({name})"
+    if name == "AssertionError" and "not checked: adsrc.check_grads holds" in message:
+        return f"argument not checked: check_grads holds it fixed ({message.rsplit('(', 1)[-1].rstrip(')')})"
     if name == "AssertionError" and message.startswith("check_grads:"):
         order = "second order" if "second order" in message else "first order"
         mode = "fwd (jvp)" if "forward mode" in message else "rev (vjp)"

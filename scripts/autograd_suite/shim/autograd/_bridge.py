@@ -33,7 +33,7 @@ def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callabl
     if (not kwargs and isinstance(fun, types.FunctionType) and sorted(chosen) == list(range(len(args)))
             and not fun.__code__.co_flags & 0x04):
         return fun, args, (tuple(chosen) if many else argnum)
-    name = _identifier(fun)
+    name = f"{_identifier(fun)}_bound"
     namespace: dict[str, Any] = {"fun": fun}
     call = []
     for i, value in enumerate(args):

@@ -45,11 +45,27 @@ class AutogradOnly:
         return f"<autograd-only {self._name}>"
 
     def _refuse(self, *args, **kwargs):
-        touched.append(self._name)
-        skip(self._name)
+        if in_test[0]:
+            touched.append(self._name)
+            skip(self._name)
+        return AutogradOnly(f"{self._name}(...)")   # a test module's top level: the test using it skips
 
-    __iter__ = __getitem__ = __setitem__ = __contains__ = __len__ = __bool__ = _refuse
-    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = __array__ = _refuse
+    __getitem__ = __setitem__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _refuse
+    __truediv__ = __rtruediv__ = __neg__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _refuse
+
+    def __iter__(self):
+        return iter([self._refuse()]) if not in_test[0] else self._refuse()
+
+    def __bool__(self):
+        return bool(self._refuse())
+
+    def __len__(self):
+        self._refuse()
+        return 1
+
+    def __array__(self, *args, **kwargs):
+        self._refuse()
+        raise TypeError(f"{self!r} is not an array")
 
 
 class AutogradOnlyModule(types.ModuleType):
