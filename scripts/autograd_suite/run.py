@@ -53,7 +53,9 @@ def summarize(records: list[dict]) -> dict:
     outcomes = collections.Counter()
     for record in tests.values():
         if record["outcome"] == "skipped":
-            outcomes["skipped (autograd-only)" if record.get("autograd_only") else "skipped (other)"] += 1
+            kind = ("autograd-only" if record.get("autograd_only")
+                    else "beyond second order" if record.get("beyond_second_order") else "other")
+            outcomes[f"skipped ({kind})"] += 1
         else:
             outcomes[record["outcome"]] += 1
     failures = [r for r in tests.values() if r["outcome"] in ("failed", "error")]
@@ -62,7 +64,9 @@ def summarize(records: list[dict]) -> dict:
     return {
         "collected": len(tests),
         "skipped_autograd_only": outcomes["skipped (autograd-only)"],
+        "skipped_beyond_second_order": outcomes["skipped (beyond second order)"],
         "skipped_other": outcomes["skipped (other)"],
+        "capped_to_second_order": sum(1 for r in tests.values() if r.get("capped")),
         "runnable": runnable,
         "passed": outcomes["passed"],
         "failed": outcomes["failed"] + outcomes["error"],
@@ -81,10 +85,12 @@ def table(summary: dict, top: int = 20) -> str:
         "| | tests |", "| --- | ---: |",
         f"| collected | {summary['collected']} |",
         f"| skipped: autograd-only API | {summary['skipped_autograd_only']} |",
-        f"| skipped: other reasons | {summary['skipped_other']} |",
+        f"| skipped: beyond second order | {summary['skipped_beyond_second_order']} |",
+        f"| skipped: other reasons (xarray missing...) | {summary['skipped_other']} |",
         f"| runnable | {summary['runnable']} |",
         f"| passed | {summary['passed']} |",
         f"| failed | {summary['failed']} |",
+        f"| of the runnable: asked for order 3, checked to order 2 | {summary['capped_to_second_order']} |",
         "", f"Failures by cause (top {top}):", "",
         "| count | cause | example |", "| ---: | --- | --- |",
     ]

@@ -34,6 +34,7 @@ def _alarm(signum, frame):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     _only.touched.clear()
+    _only.capped.clear()
     yield
 
 
@@ -90,6 +91,22 @@ def cause_of(error: BaseException) -> str:
     return f"{name}: {_clean(message)}"
 
 
+_NUMPY_ATTRIBUTE = re.compile(r"module 'numpy' has no attribute '(\w+)'")
+
+
+def _autograd_numpy_only(excinfo) -> None:
+    """A name autograd.numpy has and NumPy lacks (np.make_diagonal), or a failure inside a stand-in, is
+    autograd-only: record it so that the test is reported skipped."""
+    if excinfo is None:
+        return
+    error = excinfo.value
+    match = _NUMPY_ATTRIBUTE.search(str(error)) if isinstance(error, AttributeError) else None
+    if match:
+        _only.touched.append(f"autograd.numpy.{match.group(1)}")
+    elif "autograd/_only.py" in str(error):
+        _only.touched.append("a stand-in, differentiated")
+
+
 def _write(record: dict) -> None:
     if RESULTS:
         with open(RESULTS, "a") as file:
@@ -100,16 +117,21 @@ def _write(record: dict) -> None:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
+    if call.when == "call" and report.failed:
+        _autograd_numpy_only(call.excinfo)
     if call.when == "call" and report.failed and _only.touched:
         names = sorted(set(_only.touched))
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {_only.REASON}: {', '.join(names)}")
     if report.when == "call" or report.outcome != "passed":
         record = {"nodeid": item.nodeid, "when": report.when, "outcome": report.outcome}
+        if _only.capped:
+            record["capped"] = sorted(set(_only.capped))
         if report.outcome == "skipped":
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             record["reason"] = reason.removeprefix("Skipped: ")
             record["autograd_only"] = _only.REASON in reason
+            record["beyond_second_order"] = _only.BEYOND in reason
         elif report.outcome == "failed" and call.excinfo is not None:
             error = call.excinfo.value
             record["error"] = f"{type(error).__name__}: {str(error)[:600]}"

@@ -26,6 +26,21 @@ def _identifier(fun: Callable) -> str:
     return f"{name}_fn" if keyword.iskeyword(name) else name
 
 
+def _callee(fun: Callable) -> tuple[str, dict[str, Any]]:
+    """How the bound wrapper names ``fun``: ``np.sum`` for a NumPy function (so that adsrc finds its rule
+    and names it in messages), else a global named after it."""
+    import numpy as np
+    name = getattr(fun, "__name__", None)
+    if name and str(getattr(fun, "__module__", "")).startswith("numpy"):
+        for prefix, module in (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft)):
+            if getattr(module, name, None) is fun:
+                return f"{prefix}.{name}", {"np": np}
+    if isinstance(fun, np.ufunc) and getattr(np, fun.__name__, None) is fun:
+        return f"np.{fun.__name__}", {"np": np}
+    callee = _identifier(fun)
+    return callee, {callee: fun}
+
+
 def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callable, tuple, Any]:
     """``(g, xs, wrt)``: ``g(*xs)`` is ``fun(*args, **kwargs)`` and ``wrt`` picks autograd's ``argnum`` in it."""
     many = isinstance(argnum, (tuple, list))
@@ -34,7 +49,7 @@ def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callabl
             and not fun.__code__.co_flags & 0x04):
         return fun, args, (tuple(chosen) if many else argnum)
     name = f"{_identifier(fun)}_bound"
-    namespace: dict[str, Any] = {"fun": fun}
+    callee, namespace = _callee(fun)
     call = []
     for i, value in enumerate(args):
         if i in chosen:
@@ -46,7 +61,7 @@ def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callabl
         namespace[f"k_{key}"] = value
         call.append(f"{key}=k_{key}")
     parameters = ", ".join(f"x{i}" for i in chosen)
-    source = f"def {name}({parameters}):\n    return fun({', '.join(call)})\n"
+    source = f"def {name}({parameters}):\n    return {callee}({', '.join(call)})\n"
     filename = f"<autograd shim {next(_serial)}: {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)

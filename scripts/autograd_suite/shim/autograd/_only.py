@@ -15,11 +15,18 @@ import types
 REASON = "autograd-only API"
 touched: list[str] = []        # the autograd-only names a running test used (conftest resets it)
 in_test = [False]              # set by the conftest while a test runs
+capped: list[str] = []         # derivative orders above MAX_ORDER that a test asked for (test_util)
+BEYOND = "beyond second order"
 
 
 def skip(name: str):
     import pytest
     pytest.skip(f"{REASON}: {name}")
+
+
+def skip_beyond(what: str):
+    import pytest
+    pytest.skip(f"{BEYOND}: {what} (issue 13 asks for first and second order)")
 
 
 class AutogradOnly:

@@ -4,19 +4,45 @@
 by ``_bridge.bind`` so that adsrc differentiates exactly the arguments
 autograd would.
 """
+import types
+
 import numpy as np
 
 import adsrc
+from adsrc.api.derivative import Derivative
 
 from . import _only
 from ._bridge import as_type_error, bind
 
 
-def _nary(build):
-    """``op(fun, argnum=0)(*args, **kwargs)`` from ``build(g, xs, wrt)``, g(*xs) being the bound call."""
+class _TypedDerivative(Derivative):
+    """An adsrc Derivative whose refusals of arguments or outputs are also TypeErrors, as autograd's are."""
+
+    def __call__(self, *args, **kwargs):
+        return as_type_error(Derivative.__call__)(self, *args, **kwargs)
+
+
+def _direct(fun) -> bool:
+    """Whether adsrc takes ``fun`` as it is: a Python function, or a derivative adsrc made."""
+    return isinstance(fun, Derivative) or (isinstance(fun, types.FunctionType)
+                                           and not fun.__module__.startswith("autograd"))
+
+
+def _nary(build, adsrc_operator=None):
+    """``op(fun, argnum=0)(*args, **kwargs)`` from ``build(g, xs, wrt)``, g(*xs) being the bound call.
+
+    With ``adsrc_operator`` (adsrc.grad...), a Python function goes to it
+    directly: the result is an adsrc Derivative, which adsrc can differentiate
+    again when a differentiated function calls it (autograd's grad(grad(f))).
+    """
     def operator(fun, argnum=0):
         if isinstance(fun, _only.AutogradOnly):
             _only.skip(fun._name)
+        if adsrc_operator is not None and _direct(fun):
+            derivative = adsrc_operator(fun, wrt=tuple(argnum) if isinstance(argnum, list) else argnum)
+            if type(derivative) is Derivative:
+                derivative.__class__ = _TypedDerivative
+            return derivative
 
         @as_type_error
         def run(*args, **kwargs):
@@ -27,11 +53,12 @@ def _nary(build):
     return operator
 
 
-grad = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs))
-value_and_grad = _nary(lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs))
-grad_and_aux = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs))
-jacobian = _nary(lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs))
-hessian = _nary(lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs))
+grad = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs), adsrc.grad)
+value_and_grad = _nary(lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs), adsrc.value_and_grad)
+grad_and_aux = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs),
+                     lambda fun, wrt: adsrc.grad(fun, wrt=wrt, has_aux=True))
+jacobian = _nary(lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs), adsrc.jacobian)
+hessian = _nary(lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs), adsrc.hessian)
 
 
 def _ones_like(value):
@@ -112,11 +139,15 @@ hessian_vector_product = hessian_tensor_product
 
 
 def tensor_jacobian_product(fun, argnum=0):
-    """``(*args, v) -> v . J``: the vjp of ``fun`` with cotangent ``v``."""
+    """``(*args, v) -> tensordot(v, J, ndim(v))``: the vjp of ``fun`` with cotangent ``v`` when ``v`` has the
+    output's shape; else ``v`` contracts the output's leading axes, through adsrc's Jacobian."""
     def run(*args, **kwargs):
         *args, vector = args
         g, xs, wrt = bind(fun, argnum, tuple(args), kwargs)
-        return adsrc.vjp(g, *xs, wrt=wrt)[1](vector)
+        value, pullback = adsrc.vjp(g, *xs, wrt=wrt)
+        if np.shape(vector) == np.shape(value):
+            return pullback(vector)
+        return np.tensordot(vector, adsrc.jacobian(g, wrt=wrt)(*xs), axes=np.ndim(vector))
     return run
 
 

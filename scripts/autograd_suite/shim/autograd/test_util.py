@@ -9,16 +9,19 @@ own refusal when adsrc refuses to differentiate it, else with an
 AssertionError saying what was not checked.
 """
 import itertools
+import os
 
 import numpy as np
 
 import adsrc
+from adsrc.api.derivative import Derivative
 from adsrc.api.trees import flatten, is_float_leaf
 
 from . import _only
 from ._bridge import bind
 
 TOL = RTOL = 1e-6
+MAX_ORDER = int(os.environ.get("ADSRC_AUTOGRAD_MAX_ORDER", "2"))
 
 
 def scalar_close(a, b):
@@ -39,14 +42,23 @@ def _refuse_unchecked(g, xs):
 
 
 def check_grads(fun, argnum=0, modes=None, order=2):
+    """Check ``fun``'s derivatives in ``argnum`` to ``order``, counted from the root function and capped at
+    MAX_ORDER (2: what issue 13 asks for; autograd's order-3 checks of np.dot... run at order 2, and the
+    cap is recorded in _only.capped for the report)."""
     if isinstance(fun, _only.AutogradOnly):
         _only.skip(fun._name)
     modes = tuple(modes) if modes is not None else ("fwd", "rev")
+    already = fun.order if isinstance(fun, Derivative) else 0
+    capped = min(order, MAX_ORDER - already)
+    if capped < order:
+        _only.capped.append(f"order {order + already} checked to order {capped + already}")
+    if capped < 1:
+        _only.skip_beyond(f"check_grads of a derivative of order {already}")
 
     def run(*args, **kwargs):
         g, xs, _ = bind(fun, argnum, args, kwargs)
         _refuse_unchecked(g, xs)
-        adsrc.check_grads(g, xs, order=order, modes=modes)
+        adsrc.check_grads(g, xs, order=capped, modes=modes)
     return run
 
 
