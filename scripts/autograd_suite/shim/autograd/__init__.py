@@ -26,7 +26,7 @@ for _name, _module in [("numpy", _numpy), ("numpy.random", _numpy.random), ("num
                        ("numpy.fft", _numpy.fft)]:
     _sys.modules[f"{__name__}.{_name}"] = _module
 
-_autograd_only = ["autograd.misc", "autograd.numpy.numpy_boxes",
+_autograd_only = ["autograd.misc", "autograd.util", "autograd.numpy.numpy_boxes",
                   "autograd.numpy.numpy_vspaces", "autograd.numpy.numpy_wrapper", "autograd.numpy.numpy_vjps",
                   "autograd.numpy.numpy_jvps"]
 if _os.environ.get("ADSRC_AUTOGRAD_SCIPY") == "1":

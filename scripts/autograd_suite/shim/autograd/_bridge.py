@@ -13,6 +13,7 @@ import functools
 import itertools
 import keyword
 import linecache
+import operator
 import re
 import types
 from typing import Any, Callable
@@ -24,6 +25,18 @@ def _identifier(fun: Callable) -> str:
     name = re.sub(r"\W", "_", getattr(fun, "__name__", "") or type(fun).__name__).strip("_") or "fun"
     name = name if name[0].isalpha() else f"f_{name}"
     return f"{name}_fn" if keyword.iskeyword(name) else name
+
+
+_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/", operator.mod: "%",
+          operator.pow: "**", operator.matmul: "@", operator.floordiv: "//"}
+
+
+def _hashable(fun: Any) -> bool:
+    try:
+        hash(fun)
+    except TypeError:
+        return False
+    return True
 
 
 def _callee(fun: Callable) -> tuple[str, dict[str, Any]]:
@@ -61,7 +74,9 @@ def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callabl
         namespace[f"k_{key}"] = value
         call.append(f"{key}=k_{key}")
     parameters = ", ".join(f"x{i}" for i in chosen)
-    source = f"def {name}({parameters}):\n    return {callee}({', '.join(call)})\n"
+    infix = _INFIX.get(fun) if _hashable(fun) else None
+    body = f" {infix} ".join(call) if infix and len(call) == 2 and not kwargs else f"{callee}({', '.join(call)})"
+    source = f"def {name}({parameters}):\n    return {body}\n"
     filename = f"<autograd shim {next(_serial)}: {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)
