@@ -8,6 +8,7 @@ materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
 from . import errors
 from .api import (Derivative, Differentiated, adjoint_source, check_grads, differentiate, grad, hessian, hvp,
                   jacobian, jvp, jvp_source, value_and_grad, vjp)
+from .api.checkpointing import checkpoint, checkpoint_loop
 from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable
@@ -21,5 +22,6 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "differentiate", "Differentiated", "adjoint_source",
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
-    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads",
+    "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads", "checkpoint",
+    "checkpoint_loop",
 ]

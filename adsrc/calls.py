@@ -29,7 +29,8 @@ from typing import Any, Callable
 
 from .backend.pipeline import FORWARD, Mode, compile
 from .errors import NoGradientRule, RefusedWhenRun
-from .frontend.parse import signature_of
+from .frontend.parse import in_library, signature_of
+from .rules.checkpoint import recomputes, unwrap
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
 from .values.pytrees import attribute_cotangent, attribute_tangent
@@ -236,7 +237,10 @@ class _Plan:
                 self.derivative, self.label = callee, repr(callee)
                 self.bound = self.positional
                 return
-            if inspect.isfunction(callee):
+            if recomputes(callee) and unwrap(callee) is not callee:  # adsrc.checkpoint(f) called as a value:
+                callee = unwrap(callee)  # differentiated as f, whose tape is then kept (not recomputed)
+                continue
+            if inspect.isfunction(callee) and not in_library(callee):
                 self.function, self.label = callee, callee.__qualname__
                 self.bind(callee)
                 return

@@ -55,6 +55,11 @@ class RefusedWhenRun(UnsupportedSyntax):
     differentiated loop over something that turns out not to be a sequence
     (a dict). They run right before the statement, so it changes nothing;
     everything else is refused before any code runs.
+
+    Checkpointing (docs/checkpointing.md) adds a check made in the backward
+    sweep: a checkpointed function or loop whose recomputation does not give
+    the value the forward sweep computed is refused there, before its
+    gradient is returned.
     """
 
 

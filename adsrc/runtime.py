@@ -16,13 +16,17 @@ import numpy as np
 from .backend.pipeline import EAGER, FORWARD, REVERSE, RUNTIME_NAMES, Mode, compile
 from .calls import CallDerivative, adjoint_of_call, jvp_of_call  # noqa: F401  (generated code imports them from here)
 from .errors import RefusedWhenRun
+from .recompute import LoopAdjoint, LoopJvp, refuse_changed, same_value
 from .rules import registry
+from .rules.assembly import index_concatenate  # noqa: F401  (np.r_[...] and np.c_[...] in generated code)
+from .rules.checkpoint import Checkpointed, checkpoint_loop
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
+from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
 )
 
-__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "CallDerivative"]
+__all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "CallDerivative", "RecomputingDerivative"]
 
 
 def rebinding(value: Any, where: str, aliased: bool) -> None:
@@ -58,7 +62,7 @@ def loop_length(where: str, *sequences: Any) -> int:
     as Python does (a dict, a set, a generator).
     """
     for sequence in sequences:
-        if not isinstance(sequence, _SEQUENCES):
+        if not isinstance(sequence, _SEQUENCES) and not is_foreign(sequence):  # a Dask or CuPy array indexes too
             raise RefusedWhenRun(f"a differentiated loop over a {type(sequence).__name__} (adsrc indexes the "
                                     f"sequence, which only a list, tuple, range, str or array iterates as Python "
                                     f"does)", where, "loop over list(d) for a dict's keys (and read d[k]), or "
@@ -108,11 +112,51 @@ class CalleeDerivative:
         return f"adjoint_of({name}, wrt={self.wrt}, eager={self.mode.eager})"
 
 
-def adjoint_of(func: Callable, wrt: tuple[int, ...], eager: bool) -> CalleeDerivative:
-    """The adjoint of a called user function: ``helper_adjoint = adjoint_of(helper, wrt=(0,), eager=False)``."""
-    return CalleeDerivative(func, wrt, EAGER if eager else REVERSE)
+class RecomputingDerivative(CalleeDerivative):
+    """The adjoint of a checkpointed function (``adsrc.checkpoint(f)``), called from generated code.
+
+    The forward sweep runs plain ``f`` and keeps only its arguments (and its
+    result, to check the recomputation against); the pullback runs ``f``'s
+    adjoint on them again, then calls that adjoint's pullback. So no tape of
+    ``f`` lives between the two sweeps, for one more run of ``f``. Second
+    order sees a ``CalleeDerivative`` and differentiates ``f``'s eager adjoint,
+    without recomputing.
+    """
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any) -> tuple[Any, Any]:
+        value = self.func.call_positional(args)
+
+        def pullback(g: Any) -> Any:
+            again, inner = compile(self.func, self.wrt, self.mode).function(*args)
+            if not same_value(again, value):
+                raise refuse_changed(self.func, f"the function {self.func.__qualname__}")
+            return inner(g)
+
+        return value, pullback
+
+    def __repr__(self) -> str:
+        return f"adjoint_of(checkpoint({self.func.__name__}), wrt={self.wrt}, eager={self.mode.eager})"
 
 
-def jvp_of(func: Callable, wrt: tuple[int, ...]) -> CalleeDerivative:
-    """The JVP of a called user function: ``helper_jvp = jvp_of(helper, wrt=(0,))``."""
+def adjoint_of(func: Callable, wrt: tuple[int, ...], eager: bool) -> CalleeDerivative | LoopAdjoint:
+    """The adjoint of a called user function: ``helper_adjoint = adjoint_of(helper, wrt=(0,), eager=False)``.
+
+    A checkpointed function's recomputes it in the backward sweep; checkpoint_loop's stores one state per
+    segment (recompute.py).
+    """
+    mode = EAGER if eager else REVERSE
+    if func is checkpoint_loop:
+        return LoopAdjoint(wrt, mode)
+    if isinstance(func, Checkpointed):
+        return RecomputingDerivative(func, wrt, mode)
+    return CalleeDerivative(func, wrt, mode)
+
+
+def jvp_of(func: Callable, wrt: tuple[int, ...]) -> CalleeDerivative | LoopJvp:
+    """The JVP of a called user function: ``helper_jvp = jvp_of(helper, wrt=(0,))`` (a checkpointed
+    function's is its function's: forward mode keeps no tape)."""
+    if func is checkpoint_loop:
+        return LoopJvp(wrt)
     return CalleeDerivative(func, wrt, FORWARD)

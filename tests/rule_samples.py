@@ -516,3 +516,7 @@ TIES = [
     ("numpy.linalg.norm", (np.array([-2.0, 1.0, 2.0]), np.inf), {}, [-0.5, 0.0, 0.5]),
     ("builtins.max", ([1.0, 3.0, 3.0],), {}, [0.0, 0.5, 0.5]),
 ]
+
+# The samples of issue 13's families (factorizations, statistics, signal, assembly) live in their own module.
+from rule_samples_numpy import numpy_samples  # noqa: E402
+SAMPLES.update(numpy_samples())

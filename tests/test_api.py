@@ -4,6 +4,8 @@ import subprocess
 import sys
 import threading
 
+import math
+
 import numpy as np
 import pytest
 
@@ -165,7 +167,7 @@ def uses_try(x):
     return np.sum(y)
 
 
-opaque = np.nextafter  # a C function with no rule
+opaque = np.frompyfunc(math.sin, 2, 1)  # a C function (a ufunc made at run time) with no rule
 
 
 def uses_opaque(x):

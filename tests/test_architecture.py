@@ -28,7 +28,7 @@ LAYERS = [
     {"adsrc.transforms"},
     {"adsrc.optimize"},
     {"adsrc.backend"},
-    {"adsrc.runtime", "adsrc.calls"},
+    {"adsrc.runtime", "adsrc.calls", "adsrc.recompute"},
     {"adsrc.second_order"},
     {"adsrc.api"},
     {"adsrc.cli", "adsrc.__main__", "adsrc"},

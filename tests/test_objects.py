@@ -518,3 +518,35 @@ def test_staticmethods_and_classmethods(eager):
 
 def squashed(v):
     return np.sum(Scaled.squash(v))
+
+
+# ---- second order and Jacobians over structures ---------------------------------------------
+def small_loss(p, x):
+    return np.sum(np.tanh(x @ p.W + p.b) ** 2)
+
+
+@pytest.mark.parametrize("kind", [Params, Layer], ids=["namedtuple", "dataclass"])
+def test_hessian_and_jacobian_over_structures(kind):
+    p = kind(rng.normal(size=(2, 1)), rng.normal(size=1))
+    x = rng.normal(size=(3, 2))
+    h = adsrc.hessian(small_loss)(p, x)
+    g = adsrc.grad(small_loss)
+
+    def grad_W(W):
+        return g(kind(W, p.b), x).W
+
+    expected = np.stack([fd(lambda W: grad_W(W)[i, 0], p.W).ravel() for i in range(2)])
+    np.testing.assert_allclose(np.asarray(h.W.W).reshape(2, 2), expected, rtol=1e-4, atol=1e-6)
+    jac = adsrc.jacobian(lambda q: np.tanh(x @ q.W + q.b))(p)  # noqa: E731
+    assert np.shape(jac.W) == (3, 1, 2, 1)
+
+
+def through_parameter(f, x):
+    return np.sum(f(x) ** 2)
+
+
+@MODES
+def test_checkpointed_function_passed_as_a_value(eager):
+    x = rng.normal(size=3)
+    f = adsrc.checkpoint(decay)
+    close(adsrc.grad(through_parameter, wrt=1, eager=eager)(f, x), fd(lambda v: through_parameter(f, v), x))

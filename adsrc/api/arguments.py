@@ -20,8 +20,10 @@ import numpy as np
 from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
 from ..frontend.parse import bound_parts, signature_of
+from ..rules.checkpoint import unwrap
 from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
 from ..values.pytrees import children, is_namedtuple, is_object, rebuild, tree_leaves
+from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -45,7 +47,7 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     positions returned count the function's own parameters; a name may be any
     parameter's, ``"self"`` included, to differentiate with respect to the object.
     """
-    function, prefix, _ = bound_parts(func)
+    function, prefix, _ = bound_parts(unwrap(func))  # a checkpointed function: its own
     if not inspect.isfunction(function):
         raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
                                              f"functools.partial or callable object")
@@ -103,13 +105,14 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
 
 def parameter_names(func: Callable) -> list[str]:
     """The names of a Python function's parameters, in order (none for anything else)."""
-    func = bound_parts(func)[0]
+    func = bound_parts(unwrap(func))[0]
     return _signature(func)[1] if inspect.isfunction(func) else []
 
 
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
     """The call's arguments in signature order, defaults applied (first those a bound method,
     partial or callable instance passes itself)."""
+    func = unwrap(func)  # a checkpointed function binds as its function
     if not inspect.isfunction(func):
         function, prefix, keywords = bound_parts(func)
         return bind(function, prefix + tuple(args), {**keywords, **kwargs})
@@ -187,10 +190,14 @@ def _subclass_leaf(tree: Any, seen: set[int]) -> tuple[list, Any] | None:
 
 
 def _check_leaf(name: str, value: Any) -> None:
-    dtype = np.result_type(value) if isinstance(value, (int, float, complex, np.ndarray, np.generic)) else None
-    if dtype is None:
+    if isinstance(value, (int, float, complex, np.ndarray, np.generic)):
+        dtype = np.result_type(value)
+    elif is_foreign(value):  # a Dask or CuPy array: NumPy's functions dispatch to it
+        dtype = _foreign_dtype(name, value)
+    else:
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it holds a "
-                              f"{type(value).__name__}; pass floats, float arrays, or tuples, lists "
+                              f"{type(value).__name__}; pass floats, float arrays (NumPy, or a library that "
+                              f"implements NumPy's dispatch protocols, such as Dask or CuPy), or tuples, lists "
                               f"and dicts of them")
     if dtype.kind in "biu":
         kind = "booleans" if dtype.kind == "b" else "integers"
@@ -200,6 +207,16 @@ def _check_leaf(name: str, value: Any) -> None:
     if dtype.kind == "c":
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: complex inputs "
                               f"are not supported")
+
+
+def _foreign_dtype(name: str, value: Any) -> np.dtype:
+    """The NumPy dtype of another library's array, refusing one that names no NumPy dtype."""
+    try:
+        return np.dtype(value.dtype)
+    except TypeError:
+        raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it is a {type(value).__name__} "
+                              f"of dtype {value.dtype}, which is not a NumPy dtype; adsrc differentiates "
+                              f"arrays of real floating dtypes") from None
 
 
 def refuse_complex(func: Callable, value: Any, what: str) -> None:
@@ -269,6 +286,11 @@ class Fresh:
         if isinstance(tree, np.ndarray):
             owner = _owner(tree)
             self._taken[id(owner)] = owner
+        elif is_foreign(tree):
+            self._taken[id(tree)] = tree
+            base = getattr(tree, "base", None)  # a CuPy view
+            if base is not None:
+                self._taken[id(base)] = base
         elif isinstance(tree, (list, tuple, dict)) or is_object(tree):
             if id(tree) in seen:  # a container may hold itself
                 return
@@ -295,6 +317,8 @@ class Fresh:
         if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
                 and gradient.shape == like.shape:
             return self._claim(gradient)
+        if is_foreign(gradient) or is_foreign(like):
+            return self._finish_foreign(gradient, like)
         if is_namedtuple(like) or is_object(like):
             return rebuild(like, gradient, self.finish)
         if isinstance(like, dict):
@@ -311,6 +335,30 @@ class Fresh:
         if isinstance(like, np.generic):
             return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
         return 0.0 if gradient is zero else float(gradient)
+
+
+    def _finish_foreign(self, gradient: Any, like: Any) -> Any:
+        """A gradient that is, or belongs to, an array of another library (Dask, CuPy).
+
+        It stays in that library and is not computed: the gradient of a Dask
+        array is a lazy Dask array, and so is the gradient of a NumPy array or
+        a float that met a Dask array on the way (NumPy's dispatch rules make
+        their combination a Dask array). It gets the argument's shape and, for
+        an array argument, its dtype. It is a new object whenever it is an
+        input or was returned already (a Dask array too: ``x[i] = v`` rebinds
+        one in place), and a mutable array (CuPy) that is a view is copied.
+        """
+        if gradient is zero:  # then ``like`` is the foreign one
+            gradient = namespace(like).zeros_like(like)
+        if tuple(np.shape(gradient)) != tuple(np.shape(like)) or not is_foreign(gradient):
+            gradient = broadcast_like(gradient, like)  # also brings a NumPy gradient into like's library
+        dtype = getattr(like, "dtype", None)
+        if dtype is not None and gradient.dtype != dtype:
+            gradient = gradient.astype(dtype)
+        if id(gradient) in self._taken or is_mutable(gradient) and getattr(gradient, "base", None) is not None:
+            gradient = gradient.copy()  # a Dask array's copy is a new object on the same graph: free
+        self._taken[id(gradient)] = gradient
+        return gradient
 
 
 def explain(error: BaseException, func: Callable) -> None:

@@ -43,6 +43,7 @@ from ..ir.naming import Namer, free_names
 from ..optimize import Context
 from ..optimize import optimize as run_passes
 from ..rules import registry
+from ..rules.checkpoint import compiled_as, compiled_with
 from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
 from .cache import CompileCache
@@ -52,7 +53,7 @@ from .codegen import load, module_source
 RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "written_tangent", "detached", "loop_length",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
-                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call")
+                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate")
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,8 @@ def _compile_callees(own: tuple, callees: list[tuple[Any, tuple[int, ...]]], mod
     busy.add(own)
     try:
         for callee, wrt in callees:
-            if (callee, wrt, mode) not in busy:
+            callee = compiled_with(callee)  # a checkpointed function's own; None for checkpoint_loop
+            if callee is not None and (callee, wrt, mode) not in busy:
                 compile(callee, wrt, mode)
     finally:
         if fresh:
@@ -307,7 +309,10 @@ def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compi
 
     A bound method, ``functools.partial`` or callable instance compiles as the function it runs; ``wrt``
     and the compiled function's parameters then count the arguments it binds first (frontend/parse.py).
+    A checkpointed function (``adsrc.checkpoint(f)``) compiles as ``f``: recomputing is its callers' choice;
+    ``checkpoint_loop`` as a function that calls it.
     """
+    func = compiled_as(func)
     if not inspect.isfunction(func):
         func = bound_parts(func)[0]
     return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))

@@ -21,6 +21,7 @@ from typing import Callable
 import gast
 
 from ..rules import registry
+from ..rules.assembly import INDEX_TRICKS
 
 
 
@@ -62,6 +63,8 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
             return
         elif isinstance(node, gast.Subscript):
             visit(node.value)
+            if isinstance(resolve(node.value), INDEX_TRICKS):  # np.r_[a, b] concatenates its items
+                visit(node.slice)
         elif isinstance(node, gast.Attribute):
             if node.attr not in registry.INERT_ATTRIBUTES:
                 visit(node.value)

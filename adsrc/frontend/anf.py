@@ -35,6 +35,8 @@ import gast
 import numpy as np
 
 from ..rules import registry
+from ..rules.assembly import INDEX_TRICKS, index_concatenate
+from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
 from ..errors import NoGradientRule, UnsupportedSyntax
@@ -376,6 +378,8 @@ class ANF(CalleeResolver):
         if isinstance(node, gast.UnaryOp) and type(node.op) in UNARY:
             operand = self.expr(node.operand)
             return gast.UnaryOp(op=node.op, operand=operand), self.rule(UNARY[type(node.op)], [operand], node)
+        if isinstance(node, gast.Subscript) and self.is_index_trick(node.value):
+            return self.index_trick(node)
         if isinstance(node, gast.Subscript):
             base = self.expr(node.value)
             forward_index, index_value = self.index(node.slice)
@@ -401,6 +405,19 @@ class ANF(CalleeResolver):
             values = [self.expr(v) for v in node.values]
             return gast.Dict(keys=keys, values=values), Prim("pack", values, keys=keys)
         raise UnsupportedSyntax(f"differentiating through {type(node).__name__}", self.where(node))
+
+    def is_index_trick(self, base: gast.expr) -> bool:
+        """``np.r_`` or ``np.c_`` (a dotted name rooted outside the function): a subscript that concatenates."""
+        return self.global_chain(base) and isinstance(self.resolve_callee(base), INDEX_TRICKS)
+
+    def index_trick(self, node: gast.Subscript) -> tuple[gast.expr, Prim]:
+        """``np.r_[a, b]`` as ``index_concatenate(np.r_, (a, b))``, which does exactly ``np.r_[(a, b)]``
+        but is a call with a rule, so the items get their gradients (in every mode, second order too)."""
+        _, index_value = self.index(node.slice)
+        items = self.expr(index_value)
+        func = name(self.runtime["index_concatenate"])
+        return (gast.Call(func=func, args=[node.value, items], keywords=[]),
+                self.rule(index_concatenate, [node.value, items], node))
 
     def rule(self, func: Any, args: list[gast.expr], node: gast.AST, keywords=()) -> Prim:
         rule = registry.lookup(func)
@@ -431,7 +448,8 @@ class ANF(CalleeResolver):
             raise UnsupportedSyntax(f"passing *args or **kwargs to {label} with differentiable values",
                                     self.where(node), "pass each argument by itself, positionally")
         if spread and registry.lookup(obj) is None or not inspect.isfunction(obj) and registry.lookup(obj) is None \
-                and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj):
+                and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
+                and not recomputes(obj):  # a checkpointed function is linked below, as a user function
             target = bound_parts(obj)[0]
             if not inspect.isfunction(target) and registry.lookup(target) is None:
                 raise NoGradientRule(label, self.where(node))
@@ -447,7 +465,7 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None:
             prim, args, keywords = self.rule_call(obj, args, keywords, node, label)
             return gast.Call(func=func, args=args, keywords=keywords), prim
-        if inspect.isfunction(obj):
+        if inspect.isfunction(obj) or recomputes(obj):  # a checkpointed callee is linked as a user function
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
         raise NoGradientRule(label, self.where(node))

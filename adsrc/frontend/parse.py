@@ -90,7 +90,7 @@ _LIBRARY_PATHS = tuple(sorted({os.path.realpath(sysconfig.get_paths()[key]) + os
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
 
 
-def _in_library(func: Callable) -> bool:
+def in_library(func: Callable) -> bool:
     """Whether a Python function comes from an installed library, the standard library or adsrc itself
     (adsrc calls those primitives: a rule or nothing, never their source)."""
     filename = os.path.realpath(func.__code__.co_filename)
@@ -173,7 +173,7 @@ def bound_parts(func: Any) -> tuple[Any, tuple, dict]:
             prefix, keywords, func = tuple(func.args) + prefix, {**func.keywords, **keywords}, func.func
         elif not inspect.isroutine(func) and not inspect.isclass(func) \
                 and inspect.isfunction(getattr(type(func), "__call__", None)) \
-                and not _in_library(type(func).__call__):
+                and not in_library(type(func).__call__):
             prefix, func = (func,) + prefix, type(func).__call__
         else:
             break

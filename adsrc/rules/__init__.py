@@ -9,6 +9,7 @@ from .registry import rules as _all_rules
 from . import (  # noqa: F401  (imported for their registrations)
     builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
 )
+from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 
@@ -23,6 +24,11 @@ FAMILIES = {
     "shape": "Shape, layout and conversions",
     "joins": "Joining and splitting",
     "indexing": "Indexing",
+    "factorizations": "Factorizations and least squares",
+    "statistics": "Order statistics, covariance and nan-scans",
+    "signal": "Signals, integration and polynomials",
+    "assembly": "Building and selecting arrays",
+    "conversions": "Conversions, numbers split in parts, spaced ranges",
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..values import zero
+from ..values.arrays import zeros
 
 
 def dense(t: Any, like: Any) -> Any:
@@ -23,7 +24,7 @@ def dense(t: Any, like: Any) -> Any:
     if t is zero:
         if isinstance(like, (list, tuple)):
             return type(like)(dense(zero, item) for item in like)
-        return np.zeros(np.shape(like), dtype=np.result_type(like, 1.0))
+        return zeros(np.shape(like), np.result_type(like, 1.0), like)
     if isinstance(t, (list, tuple)) and isinstance(like, (list, tuple)):
         return type(like)(dense(a, b) for a, b in zip(t, like))
     return t

@@ -12,6 +12,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..values import is_zero, zero  # noqa: F401  (rule modules import both from here)
+from ..values.arrays import (broadcast_like, is_foreign, to_library,  # noqa: F401  (rules import broadcast_like)
+                             zeros as zeros_in)
 
 
 _PY_SCALARS = frozenset({float, int, complex, bool})
@@ -63,19 +65,33 @@ def keep_dims(value: Any, x: Any, axis: Any, keepdims: Any) -> Any:
     ndim = np.ndim(x)
     if (not no_value(keepdims) and keepdims) or ndim == 0:
         return value
-    return np.reshape(value, [1 if i in reduced_axes(axis, ndim) else n for i, n in enumerate(np.shape(x))])
+    kept = np.reshape(value, [1 if i in reduced_axes(axis, ndim) else n for i, n in enumerate(np.shape(x))])
+    return to_library(kept, x)  # a NumPy cotangent of a CuPy reduction must not meet CuPy arrays as NumPy
 
 
 def zeros_for(x: Any, g: Any) -> np.ndarray:
-    """A fresh zero array shaped like ``x`` in the dtype a contribution to ``x`` should have."""
-    return np.zeros(np.shape(x), dtype=np.result_type(x, g))
+    """A fresh zero array shaped like ``x`` in the dtype a contribution to ``x`` should have (and in the
+    library of ``x`` or ``g``: a Dask cotangent gives Dask zeros)."""
+    return zeros_in(np.shape(x), np.result_type(x, g), (x, g))
+
+
+def is_array(value: Any) -> bool:
+    """A NumPy array, or an array of another library (Dask, CuPy): not a list or tuple of elements."""
+    return isinstance(value, np.ndarray) or is_foreign(value)
+
+
+def as_array(value: Any, dtype: Any = None) -> Any:
+    """``np.asarray``, except that an array of another library (Dask, CuPy) stays in its library, uncomputed."""
+    if is_foreign(value):
+        return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+    return np.asarray(value, dtype=dtype)
 
 
 def cast_like(value: Any, x: Any) -> Any:
     """``value`` in ``x``'s floating dtype and shape, for rules whose output dtype differs."""
     dtype = getattr(x, "dtype", None)
     if dtype is not None and np.issubdtype(dtype, np.inexact):
-        return np.reshape(np.asarray(value, dtype=dtype), np.shape(x))
+        return np.reshape(as_array(value, dtype=dtype), np.shape(x))
     return value
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from .registry import defjvp, defvjp, lookup
 from ..values.pytrees import attribute_cotangent, attribute_tangent
 from ._tangent import dense
-from ._util import cast_like, note, unbroadcast, variadic, zero
+from ._util import broadcast_like, cast_like, is_array, note, unbroadcast, variadic, zero
 from .elementwise import _power_dx, _power_dy, _power_jvp_x, _power_jvp_y
 
 _MAX_ARGS = 16
@@ -45,8 +45,8 @@ defvjp(builtins.pow, _pow_dbase, _pow_dexp)
 
 
 def _sum_dseq(g, ans, iterable, start=0):
-    if isinstance(iterable, np.ndarray):
-        return np.broadcast_to(g, np.shape(iterable))
+    if is_array(iterable):
+        return broadcast_like(g, iterable)
     return [unbroadcast(g, item) for item in iterable]
 
 
@@ -66,10 +66,10 @@ def _extremum_vjp(k):
     def vjp(g, ans, *args, key=None, default=None):
         if len(args) == 1:  # max(sequence)
             seq = args[0]
-            if isinstance(seq, np.ndarray) and key is None:
+            if is_array(seq) and key is None:
                 wins = seq == ans
                 return g * wins / int(np.sum(wins))
-            if key is not None and not isinstance(seq, np.ndarray):
+            if key is not None and not is_array(seq):
                 won = _winner(seq, ans)
                 return [g if i == won else zero for i in range(len(seq))]
             rank = key or (lambda v: v)
@@ -91,7 +91,7 @@ def _sorted_order(ans, iterable, key, reverse) -> list[int]:
     The items of a list or tuple are the objects sorted returned, matched by identity (the key is not
     called again: it may read variables changed since); an array's by sorting positions the same way.
     """
-    if not isinstance(iterable, np.ndarray):
+    if isinstance(iterable, (list, tuple)):
         unused: dict[int, list[int]] = {}
         for i, item in enumerate(iterable):
             unused.setdefault(id(item), []).append(i)
@@ -105,7 +105,12 @@ def _sorted_dseq(g, ans, iterable, key=None, reverse=False):
     out = [zero] * len(order)
     for position, source in enumerate(order):
         out[source] = g[position]
-    return np.array([0.0 if v is zero else v for v in out]) if isinstance(iterable, np.ndarray) else out
+    if isinstance(iterable, (list, tuple)):
+        return out
+    given = [v for v in out if v is not zero]  # an array's items: stacked back into an array of its library
+    if not given:
+        return zero
+    return np.stack([given[0] * 0.0 if v is zero else v for v in out])
 
 
 def _sorted_jvp(t, ans, iterable, key=None, reverse=False):
@@ -135,10 +140,10 @@ def _extremum_jvp(k):
     def jvp(t, ans, *args, key=None, default=None):
         if len(args) == 1:  # max(sequence): the winners' tangents, averaged
             seq = args[0]
-            if isinstance(seq, np.ndarray) and key is None:
+            if is_array(seq) and key is None:
                 wins = seq == ans
                 return np.sum(t * wins) / int(np.sum(wins))
-            if key is not None and not isinstance(seq, np.ndarray):
+            if key is not None and not is_array(seq):
                 return dense(t, seq)[_winner(seq, ans)]
             rank = key or (lambda v: v)
             wins = [rank(v) == rank(ans) for v in seq]

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
-from ._util import cast_like, no_value, note, replace_zero, unbroadcast, zero
+from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -273,7 +273,7 @@ def _clip_parts(a, a_min, a_max, kwargs):
     elif lo is None:
         from_hi = clipped > hi
     else:
-        from_hi = (clipped > hi) | (np.asarray(lo) >= hi)
+        from_hi = (clipped > hi) | (as_array(lo) >= hi)
     return lo, hi, from_a & ~from_hi, ~from_a & ~from_hi, from_hi
 
 
@@ -314,8 +314,8 @@ defjvp(np.clip, _clip_jvp(2), _clip_jvp(3), _clip_jvp(4), piecewise_linear=True)
 defjvp(np.where, None, lambda t, ans, c, x, y: np.where(c, t, 0), lambda t, ans, c, x, y: np.where(c, 0, t), piecewise_linear=True)
 
 # heaviside(x1, x2) is 0, x2 or 1 as x1 < 0, == 0, > 0: piecewise constant in x1, x2 where x1 == 0.
-defvjp(np.heaviside, None, lambda g, ans, x1, x2: unbroadcast(g * (np.asarray(x1) == 0), x2))
-defjvp(np.heaviside, None, lambda t, ans, x1, x2: t * (np.asarray(x1) == 0), piecewise_linear=True)
+defvjp(np.heaviside, None, lambda g, ans, x1, x2: unbroadcast(g * (as_array(x1) == 0), x2))
+defjvp(np.heaviside, None, lambda t, ans, x1, x2: t * (as_array(x1) == 0), piecewise_linear=True)
 
 # Real-valued identities and cleanups.
 deflinear(np.conjugate, lambda g, ans, x: np.conjugate(g))

@@ -17,7 +17,10 @@ from ._util import cast_like, is_zero, note, zero
 def _cut(g, arrays, promoted, axis):
     """Cut ``g`` along ``axis`` into pieces as long as each promoted input, reshaped to the input."""
     cuts = np.cumsum([np.shape(p)[axis] for p in promoted])[:-1]
-    pieces = np.split(g, cuts, axis=axis)
+    starts = [0, *cuts]
+    ends = [*cuts, np.shape(g)[axis]]
+    before = (slice(None),) * (axis % np.ndim(g))
+    pieces = [g[before + (slice(a, b),)] for a, b in zip(starts, ends)]  # np.split, but any array library
     return [cast_like(np.reshape(piece, np.shape(a)), a) for piece, a in zip(pieces, arrays)]
 
 

@@ -25,7 +25,7 @@ import string
 import numpy as np
 
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
-from ._util import note, unbroadcast, variadic, zero
+from ._util import as_array, note, unbroadcast, variadic, zero
 
 _LETTERS = string.ascii_letters
 
@@ -86,7 +86,7 @@ def _einsum_grad(g, inputs, output, operands, k):
     others = [(s, op) for j, (s, op) in enumerate(zip(inputs, operands)) if j != k]
     seen = set(output).union(*(set(s) for s, _ in others))
     kept = "".join(c for c in labels if c in seen)
-    g = np.asarray(g, dtype=np.result_type(g, *operands))
+    g = as_array(g, dtype=np.result_type(g, *operands))
     spec = ",".join([output] + [s for s, _ in others]) + "->" + kept
     grad = np.einsum(spec, g, *(op for _, op in others), optimize=len(others) > 1)
     sizes = {c: shape[target.index(c)] for c in labels}
@@ -350,7 +350,7 @@ if hasattr(np, "vecdot"):
 
 def _multi_dot_darrays(g, ans, arrays, *, out=None):
     """One gradient per matrix: (product of those before)ᵀ @ g @ (product of those after)ᵀ."""
-    mats = [np.asarray(m) for m in arrays]
+    mats = [as_array(m) for m in arrays]
     work = list(mats)
     if work[0].ndim == 1:
         work[0] = work[0][None, :]
@@ -400,9 +400,9 @@ def _diagonal_scatter(g, shape, offset, axis1, axis2, dtype):
 
 
 def _trace_da(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    a = np.asarray(a)
+    a = as_array(a)
     eye = np.eye(a.shape[axis1], a.shape[axis2], k=offset, dtype=np.result_type(a, g))
-    return np.moveaxis(np.asarray(g)[..., None, None] * eye, (-2, -1), (axis1, axis2))
+    return np.moveaxis(as_array(g)[..., None, None] * eye, (-2, -1), (axis1, axis2))
 
 
 def _diagonal_da(g, ans, a, offset=0, axis1=0, axis2=1):
@@ -453,3 +453,11 @@ note("explicit or implicit subscripts, ellipsis, repeated labels, the sublist fo
      "(operands at the even positions); up to 63 operands (NumPy's limit; 32 in the sublist form)", lookup(np.einsum))
 note("3-vectors only", *(lookup(f) for f in (np.cross, getattr(np.linalg, "cross", None)) if lookup(f)))
 note("a list of matrices; returns a list of gradients", lookup(np.linalg.multi_dot))
+
+
+# NumPy 2.2's matrix-vector products, over the last axes (stacks broadcast).
+if hasattr(np, "matvec"):
+    deflinear(np.matvec, lambda g, ans, x1, x2: unbroadcast(np.expand_dims(g, -1) * np.expand_dims(x2, -2), x1),
+              lambda g, ans, x1, x2: unbroadcast(np.sum(x1 * np.expand_dims(g, -1), axis=-2), x2))
+    deflinear(np.vecmat, lambda g, ans, x1, x2: unbroadcast(np.sum(x2 * np.expand_dims(g, -2), axis=-1), x1),
+              lambda g, ans, x1, x2: unbroadcast(np.expand_dims(x1, -1) * np.expand_dims(g, -2), x2))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import defjvp, defvjp, lookup
-from ._util import keep_dims, note, reduced_axes, replace_zero
+from ._util import as_array, keep_dims, note, reduced_axes, replace_zero
 
 
 def _split_ties(g, x, hits, axes):
@@ -22,7 +22,7 @@ def _split_ties(g, x, hits, axes):
 
 def _vector_grad(g, ans, x, ord, axes):
     """Gradient of a vector norm over ``axes``; ``g`` and ``ans`` already keep those axes."""
-    x = np.asarray(x)
+    x = as_array(x)
     if ord is None or ord == 2:
         return g * x / replace_zero(ans, 1.0)
     if ord == 1:
@@ -61,7 +61,7 @@ def _singular_direction(u, s, vh, ord):
 
 def _matrix_grad(g, ans, x, ord, axes):
     """Gradient of a matrix norm over the axis pair ``axes`` (given as passed, in order)."""
-    x = np.asarray(x)
+    x = as_array(x)
     row, col = axes
     if ord in (None, "fro"):
         return g * x / replace_zero(ans, 1.0)

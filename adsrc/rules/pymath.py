@@ -13,7 +13,7 @@ import numpy as np
 
 from .registry import defderivative, defjvp, defvjp, lookup, times
 from ._tangent import dense
-from ._util import note, variadic
+from ._util import is_array, note, variadic
 
 _SQRT_PI = math.sqrt(math.pi)
 
@@ -127,7 +127,7 @@ defjvp(math.hypot, *variadic(_hypot_vjp, _HYPOT_COORDS, ("x", "y", "z", "w")))  
 
 def _like_sequence(values, seq):
     """Per-element gradients as the sequence's own kind: an array for an array, else a list."""
-    if isinstance(seq, np.ndarray):
+    if is_array(seq):  # a Dask array's elements were computed by the math function already
         return np.reshape(np.asarray(values, dtype=np.result_type(seq, 1.0)), np.shape(seq))
     return list(values)
 

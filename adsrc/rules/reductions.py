@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import without
-from ._util import (cast_like, fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero,
+from ._util import (as_array, broadcast_like, cast_like, fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero,
                     zero)
 
 __all__ = ["logsumexp"]
@@ -37,7 +37,7 @@ def _unsupported_where(where, name):
 def _sum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
     if axis is None and where is _NO and type(x) is np.ndarray:
         return np.broadcast_to(g, x.shape)  # the common call, np.sum(x): no reshaping needed
-    spread = np.broadcast_to(keep_dims(g, x, axis, keepdims), np.shape(x))
+    spread = broadcast_like(keep_dims(g, x, axis, keepdims), x)
     return spread if no_value(where) else spread * where
 
 
@@ -46,7 +46,7 @@ def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=
         return np.broadcast_to(g / x.size, x.shape)  # np.mean(x)
     spread = keep_dims(g, x, axis, keepdims)
     if no_value(where):
-        return np.broadcast_to(spread / max(reduced_size(x, axis), 1), np.shape(x))
+        return broadcast_like(spread / max(reduced_size(x, axis), 1), x)
     mask = np.broadcast_to(where, np.shape(x))
     count = np.sum(mask, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
     return spread * mask / np.maximum(count, 1).astype(np.result_type(x, g))
@@ -54,7 +54,7 @@ def _mean_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, *, where=
 
 def _others_product(x, axes):
     """For each element, the product of the other elements in its reduction group."""
-    x = np.asarray(x)
+    x = as_array(x)
     keep = [i for i in range(x.ndim) if i not in axes]
     order = keep + list(axes)
     moved = np.transpose(x, order)
@@ -75,7 +75,7 @@ def _prod_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_
 
 def _winners_share(g, ans, x, axis, keepdims, extra_mask=None):
     """g split evenly among the elements equal to the reduction's result."""
-    x = np.asarray(x)
+    x = as_array(x)
     wins = x == keep_dims(ans, x, axis, keepdims)
     if extra_mask is not None:
         wins = wins & extra_mask
@@ -241,8 +241,8 @@ defjvp(np.nanstd, lambda t, ans, x, *args, **kwargs: _nanvar_jvp(t, ans, x, *arg
 
 def _average_parts(a, axis, weights):
     """Weights shaped to broadcast against ``a``, and their sum along ``axis``."""
-    a = np.asarray(a)
-    w = np.asarray(weights)
+    a = as_array(a)
+    w = as_array(weights)
     if w.shape != a.shape:  # 1-D weights along one axis
         w = np.reshape(w, [n if i == axis % a.ndim else 1 for i, n in enumerate(a.shape)])
     return w, np.sum(np.broadcast_to(w, a.shape), axis=axis, keepdims=True)
@@ -308,12 +308,12 @@ def _cumsum_dx(g, ans, x, axis=None, dtype=None, out=None):
 
 def _cumprod_dx(g, ans, x, axis=None, dtype=None, out=None):
     """sum_{j>=i} g_j ans_j / x_i; when an input is zero, an exact O(n^2) fallback."""
-    x = np.asarray(x)
+    x = as_array(x)
     if axis is None:
         return np.reshape(_cumprod_dx(np.ravel(g), np.ravel(ans), np.ravel(x), 0), x.shape)
     if np.all(x != 0):
         return _reverse_cumsum(g * ans, axis) / x
-    xs, gs = np.moveaxis(x, axis, -1), np.moveaxis(np.asarray(g), axis, -1)
+    xs, gs = np.moveaxis(x, axis, -1), np.moveaxis(as_array(g), axis, -1)
     out = np.zeros(xs.shape, dtype=np.result_type(x, g))
     for i in range(xs.shape[-1]):
         without = xs.copy()
@@ -338,7 +338,7 @@ def _cumulative_prod_dx(g, ans, x, *, axis=None, dtype=None, out=None, include_i
 
 def _cumprod_jvp(t, ans, x, axis=None, dtype=None, out=None):
     """ans * cumsum(t / x); when an input is zero, the exact O(n^2) sum of one-factor replacements."""
-    x, t = np.asarray(x), np.asarray(t)
+    x, t = as_array(x), as_array(t)
     if axis is None:
         return _cumprod_jvp(np.ravel(t), np.ravel(ans), np.ravel(x), 0)
     if np.all(x != 0):
@@ -376,7 +376,7 @@ def logsumexp(x, axis=None, keepdims=False):
 
     Differentiable with adsrc (its gradient is the softmax of ``x``).
     """
-    x = np.asarray(x)
+    x = as_array(x)
     shift = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
     shift = np.where(np.isfinite(shift), shift, 0)
     out = np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True)) + shift
@@ -401,7 +401,7 @@ for _name, _f in [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max",
 
 def _diff_da(g, ans, a, n=1, axis=-1, prepend=_NO, append=_NO):
     """Apply the adjoint of one forward difference n times, then drop prepend/append."""
-    g = np.asarray(g)
+    g = as_array(g)
     for _ in range(n):
         pad = [(0, 0)] * g.ndim
         pad[axis % g.ndim] = (1, 0)

@@ -46,6 +46,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..values import as_tangent
 from ..values import unthunk, zero
+from ..values.arrays import is_lazy
 from ._tangent import multilinear
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
@@ -634,7 +635,7 @@ def zero_where_zero(out: Any, g: Any) -> Any:
         if g == 0 and not math.isfinite(out):
             return 0.0
         return out
-    if np.isfinite(out).all():
+    if not is_lazy(out) and np.isfinite(out).all():  # a Dask array is not computed to decide
         return out
     return np.where(np.equal(g, 0), 0, out)
 

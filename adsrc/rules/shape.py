@@ -15,19 +15,20 @@ import numpy as np
 
 from .registry import complex_error, defattribute, defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import dense, without
-from ._util import cast_like, is_zero, note, unbroadcast, variadic, zero
+from ._util import as_array, cast_like, is_zero, note, unbroadcast, variadic, zero
 
 __all__ = ["flatten", "astype", "item"]
 
 
 def flatten(a, order="C"):
     """``a.flatten(order)``: a 1-D copy (the primitive behind the ``flatten`` method)."""
-    return np.asarray(a).flatten(order)
+    a = as_array(a)
+    return a.flatten() if order == "C" else a.flatten(order)  # a Dask array's flatten takes no order
 
 
 def astype(x, dtype, *args, **kwargs):
     """``x.astype(dtype, ...)`` (the primitive behind the ``astype`` method)."""
-    return np.asarray(x).astype(dtype, *args, **kwargs)
+    return as_array(x).astype(dtype, *args, **kwargs)
 
 
 def item(x, *args):

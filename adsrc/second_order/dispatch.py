@@ -10,6 +10,9 @@ they call. In order:
 * a callee adjoint (``adjoint_of``) runs the JVP of its *eager* adjoint: at the
   inner level of a second derivative, gradients are accumulated eagerly, never
   as thunks;
+* ``checkpoint_loop``'s adjoint runs the JVP of the loop's adjoint without
+  checkpoints (``recompute.stored_loop_adjoint``; a checkpointed function's
+  is a callee adjoint like any other): second order saves no memory;
 * a vjp of a rule marked ``piecewise_linear`` (its value depends on the primal
   arguments only through shapes or piecewise-constant masks) is linear in the
   cotangent, so its tangent is the vjp of the cotangent's tangent; any other
@@ -44,8 +47,9 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 from ..backend.pipeline import EAGER, compile
 from ..rules import _util, linalg
 from ..calls import CallDerivative, flat_sources
+from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
-from ..values import add_tangents, as_tangent, drop_last, part, unthunk
+from ..values import add_tangents, arrays, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
 from .gradient import unit_seed
 
@@ -67,6 +71,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
     if isinstance(fn, CallDerivative) and not fn.mode.forward:
         return _call_site(fn, tangents, ktangents, args, kwargs)
+    if isinstance(fn, LoopAdjoint):  # checkpoint_loop's: the plain loop adjoint, every pullback kept
+        return _transformed(stored_loop_adjoint, (zero, *tangents), ktangents, (fn.wrt, *args), kwargs)
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
@@ -229,6 +235,9 @@ def _special(fn: Any) -> Callable | None:
             list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
             enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
+            _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
+            _util.as_array: _linear_helper(_util.as_array, _util.as_array),
+            arrays.to_library: _linear_helper(arrays.to_library, arrays.to_library),
         })
     try:
         return _SPECIALS.get(fn)
@@ -275,7 +284,8 @@ def _pure_helpers() -> set:
     """Helpers of the rule modules that compute shapes, axes or flags from their inputs: no tangent."""
     if not _PURE:
         _PURE.update({unit_seed, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
-                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes})
+                      _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes,
+                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros})
     return _PURE
 
 

@@ -25,6 +25,7 @@ from ..rules import registry
 from ..frontend.anf import BINARY
 from ..values import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
 from ..values import is_zero_tree, zero
+from ..values.pytrees import attribute_tangent, is_namedtuple, is_object
 
 
 _BINARY_BY_NAME = {op.__name__: func for op, func in BINARY.items()}
@@ -101,11 +102,14 @@ def _rule_tangent(rule, ans, args, tangents) -> Any:
 
 
 def attribute(obj: Any, dobj: Any, name: str, value: Any) -> Any:
-    """The tangent of ``obj.name``: through a registered attribute (``.T``), or zero for an inert one."""
+    """The tangent of ``obj.name``: through a registered attribute (``.T``), a structure's field, or zero
+    for an inert one."""
     if is_zero_tree(dobj) or name in registry.INERT_ATTRIBUTES or not holds_floats(value):
         return zero
     prim = registry.attribute_primitive(name)
-    rule = registry.lookup(prim) if prim is not None else None
+    if prim is None or is_object(obj) or is_namedtuple(obj):  # a field of a structure: self.w, params.b
+        return attribute_tangent(dobj, obj, name)
+    rule = registry.lookup(prim)
     if rule is None:
         raise NotImplementedError(f"forward mode has no tangent for the attribute .{name}")
     return _rule_tangent(rule, value, (obj,), (dobj,))

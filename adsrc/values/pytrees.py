@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .arrays import is_foreign
 from .containers import TangentDict, TangentTuple, part
 from .zero import zero
 
@@ -82,7 +83,7 @@ def holds_floats(value: Any, seen: frozenset = frozenset()) -> bool:
     """Whether a value, or a structure, holds floating-point numbers (what has a gradient)."""
     if isinstance(value, (float, np.floating)) or isinstance(value, np.ndarray) and value.dtype.kind in "fc":
         return True
-    if isinstance(value, complex):
+    if isinstance(value, complex) or is_foreign(value) and value.dtype.kind in "fc":  # a Dask or CuPy array
         return True
     if id(value) in seen:
         return False

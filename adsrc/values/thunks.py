@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..config import config
+from .arrays import is_foreign, is_mutable, owned_copy
 from .containers import add_tangents
 from .zero import Deferred, ZeroTangent, zero
 
@@ -87,6 +88,8 @@ def _describe(value: Any) -> str:
         return "None"
     if isinstance(value, np.ndarray):
         return f"{value.dtype}{list(value.shape)}"
+    if is_foreign(value):
+        return f"{type(value).__module__.split('.')[0]} {value.dtype}{list(value.shape)}"
     return type(value).__name__
 
 
@@ -95,7 +98,10 @@ _CONTAINER_BASES = (list, tuple, dict)
 
 
 def _nbytes(value: Any) -> int:
-    return value.nbytes if isinstance(value, np.ndarray) else 8
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    size = getattr(value, "nbytes", 8) if is_foreign(value) else 8
+    return int(size) if size == size else 8  # a Dask array of unknown shape has nan bytes
 
 
 class AccThunk(Deferred):
@@ -183,15 +189,18 @@ class AccThunk(Deferred):
             self.buffer = value if buffer is None else add_tangents(buffer, value)
             return
         if buffer is None:
-            # Own the buffer: a rule's result may alias the user's data.
-            self.buffer = np.array(value) if isinstance(value, np.ndarray) else value
-        elif isinstance(buffer, np.ndarray) and buffer.shape == np.shape(value):
+            # Own the buffer: a rule's result may alias the user's data (a Dask array is immutable: kept).
+            self.buffer = owned_copy(value) if isinstance(value, np.ndarray) or is_foreign(value) else value
+        elif isinstance(buffer, np.ndarray) and buffer.shape == np.shape(value) and not is_foreign(value):
             dtype = np.result_type(buffer, value)
             if dtype != buffer.dtype:
                 self.buffer = buffer = buffer.astype(dtype)
             np.add(buffer, value, out=buffer)
+        elif type(value) is type(buffer) and is_mutable(buffer) and buffer.shape == value.shape \
+                and np.result_type(buffer.dtype, value.dtype) == buffer.dtype:
+            buffer += value  # an array of another library that adsrc owns and can write into (CuPy)
         else:
-            self.buffer = buffer + value
+            self.buffer = buffer + value  # out of place: a Dask array is immutable; mixed or widening types
 
     def materialize(self) -> Any:
         if self.pending:

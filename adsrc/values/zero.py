@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NonScalarOutput
+from .arrays import is_foreign, library
 
 __all__ = ["ZeroTangent", "zero", "is_zero", "is_zero_tree", "Deferred", "seed", "check_real_scalar"]
 
@@ -101,13 +102,17 @@ class Deferred:
 
 
 def seed(value: Any) -> Any:
-    """The unit cotangent of a scalar result: ``1`` in its floating dtype, else ``1.0``."""
+    """The unit cotangent of a scalar result: ``1`` in its floating dtype, else ``1.0``; for an array of
+    one element (``np.sum(x, keepdims=True)``), an array of ones of its shape."""
     dtype = getattr(value, "dtype", None)
+    if type(value) is np.ndarray and value.ndim:
+        return np.ones(value.shape, dtype=dtype if dtype.kind == "f" else np.float64)
     return dtype.type(1) if dtype is not None and dtype.kind == "f" else 1.0
 
 
 def check_real_scalar(value: Any, name: str, place: str) -> None:
-    """Refuse a result that grad cannot differentiate: anything but a real number (or a 0-d real array).
+    """Refuse a result that grad cannot differentiate: anything but a real number or a real array of one
+    element (a 0-d array, or the shape (1,) or (1, 1) of ``np.sum(x, keepdims=True)``, as autograd accepts).
 
     A str, None or other object, a bool (a comparison, np.allclose) and a
     complex number have no gradient that grad can return; zeros, or the
@@ -117,13 +122,18 @@ def check_real_scalar(value: Any, name: str, place: str) -> None:
     if kind is np.float64 or kind is float or kind is np.float32:
         return
     if isinstance(value, np.ndarray):
-        if value.ndim != 0:
+        if value.size != 1:
             raise NonScalarOutput(name, value.shape, place)
         dtype = value.dtype
         if kind is not np.ndarray:
             raise NonScalarOutput(name, (), place, f"a {kind.__name__} (an ndarray subclass)",
                                   "return a plain float, e.g. float(np.asarray(value))")
         described = f"a 0-d array of dtype {dtype}"
+    elif is_foreign(value):  # a Dask or CuPy array: its shape and dtype are known without computing it
+        if tuple(value.shape) != ():
+            raise NonScalarOutput(name, tuple(value.shape), place)
+        dtype = np.dtype(value.dtype)
+        described = f"a 0-d {library(value)} array of dtype {dtype}"
     elif isinstance(value, np.generic):
         dtype = value.dtype
         described = f"a {kind.__name__}"

@@ -1,0 +1,456 @@
+"""Factorizations, least squares and solves: svd, qr, pinv, lstsq, cond, tensorsolve, tensorinv.
+
+Each rule works on stacks of matrices (the last two axes), reverse and
+forward mode side by side. The results that are not unique are refused
+rather than differentiated into garbage:
+
+* svd: the singular vectors of a repeated singular value (or, for a
+  rectangular matrix, of a zero one) are not unique; a cotangent on them, or
+  any tangent of the factorization there, raises InvalidArgument. The extra
+  columns of ``full_matrices=True`` (U beyond min(m, n) columns, Vh beyond
+  min(m, n) rows) are whatever LAPACK completes the basis with: a cotangent
+  on them is refused, and their tangent is NaN. The singular values alone
+  are differentiable wherever they are distinct.
+* qr: R must have full rank (a zero on its diagonal is refused); the extra
+  columns of Q in ``mode="complete"`` are treated like svd's.
+* pinv and lstsq: the derivative of the pseudo-inverse at the rank that
+  pinv's cutoff gives, i.e. along perturbations that keep the rank (where
+  the rank may change, the pseudo-inverse is not continuous).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import defjvp, defvjp, lookup
+from ..errors import InvalidArgument
+from ._util import is_zero, note, unbroadcast, zero
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _eye_like(n, like):
+    return np.eye(n, dtype=np.result_type(like, 1.0))
+
+
+# ---- svd ------------------------------------------------------------------------------------------
+def _gap_factors(s, name):
+    """F with F_ij = 1 / (s_j² - s_i²) off the diagonal, 0 on it; refused where two singular values tie."""
+    k = np.shape(s)[-1]
+    gaps = np.expand_dims(s, -2) ** 2 - np.expand_dims(s, -1) ** 2
+    off = ~np.eye(k, dtype=bool)
+    scale = np.max(np.abs(s), axis=-1, keepdims=True)[..., None] ** 2
+    tie = off & (np.abs(gaps) <= 8 * k * np.finfo(np.result_type(s, 1.0)).eps * np.maximum(scale, 1e-300))
+    if np.any(tie):
+        raise InvalidArgument(
+            f"np.linalg.{name}: the derivative of the singular vectors is undefined where singular values "
+            f"repeat (singular values {np.round(s, 12).tolist()}): they are not unique there. Functions of the "
+            f"singular values alone (np.linalg.svd(a, compute_uv=False), np.linalg.svdvals) are differentiable")
+    return np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+
+
+def _check_rank(s, m, n, name):
+    """For a rectangular matrix, U's or V's component outside the range divides by each singular value."""
+    if m != n and np.any(s <= np.finfo(np.result_type(s, 1.0)).eps * max(m, n) * np.max(s, initial=0.0)):
+        raise InvalidArgument(
+            f"np.linalg.{name}: the derivative of the singular vectors of a rectangular matrix is undefined at a "
+            f"zero singular value (singular values {np.round(s, 12).tolist()})")
+
+
+def _refuse_completion(g, k, axis, what):
+    """A cotangent on the columns (rows) LAPACK chose to complete an orthonormal basis: not differentiable."""
+    if is_zero(g):
+        return
+    extra = np.take(g, np.arange(k, np.shape(g)[axis]), axis=axis)
+    if np.any(extra != 0):
+        raise InvalidArgument(
+            f"{what}: the columns that complete the orthonormal basis (full_matrices=True or mode='complete' "
+            f"for a rectangular matrix) are not unique, so they have no derivative. Use only the first "
+            f"min(m, n) of them, or pass full_matrices=False (mode='reduced')")
+
+
+def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """U (diag(ḡs) + (J + Jᵀ) S + S (K + Kᵀ)) Vᵀ + (I - UUᵀ) ḡU S⁻¹ Vᵀ + U S⁻¹ ḡVᵀ (I - VVᵀ),
+    J = F ∘ Uᵀ ḡU, K = F ∘ Vᵀ ḡV, F_ij = 1 / (s_j² - s_i²)."""
+    if hermitian:
+        raise InvalidArgument("np.linalg.svd(..., hermitian=True) has no gradient rule: call it without "
+                              "hermitian=True, or use np.linalg.eigh")
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return (u * np.expand_dims(g, -2)) @ vh
+    u, s, vh = ans
+    g_u, g_s, g_vh = g
+    _refuse_completion(g_u, k, -1, "np.linalg.svd")
+    _refuse_completion(g_vh, k, -2, "np.linalg.svd")
+    u, v = u[..., :, :k], _mT(vh[..., :k, :])
+    inner = np.zeros(np.shape(s) + (k,), dtype=np.result_type(a, 1.0))
+    if not is_zero(g_s):
+        inner = inner + np.expand_dims(g_s, -1) * _eye_like(k, a)
+    out = zero
+    if not (is_zero(g_u) and is_zero(g_vh)):
+        f = _gap_factors(s, "svd")
+        if m != n:
+            _check_rank(s, m, n, "svd")
+        s_row = np.expand_dims(s, -2)
+        if not is_zero(g_u):
+            g_u = g_u[..., :, :k]
+            j = f * (_mT(u) @ g_u)
+            inner = inner + (j + _mT(j)) * s_row
+            if m > k:
+                out = (g_u - u @ (_mT(u) @ g_u)) / s_row @ _mT(v)
+        if not is_zero(g_vh):
+            g_v = _mT(g_vh[..., :k, :])
+            kk = f * (_mT(v) @ g_v)
+            inner = inner + _mT(s_row) * (kk + _mT(kk))
+            if n > k:
+                out = out + u @ _mT((g_v - v @ (_mT(v) @ g_v)) / s_row)
+    return (u @ inner @ _mT(v)) + out
+
+
+def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:
+        raise InvalidArgument("np.linalg.svd(..., hermitian=True) has no tangent rule: call it without "
+                              "hermitian=True, or use np.linalg.eigh")
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return np.einsum("...ji,...jk,...ik->...i", u, t, vh)
+    u_all, s, vh_all = ans
+    u, v = u_all[..., :, :k], _mT(vh_all[..., :k, :])
+    f = _gap_factors(s, "svd")
+    if m != n:
+        _check_rank(s, m, n, "svd")
+    p = _mT(u) @ t @ v
+    d_s = np.diagonal(p, axis1=-2, axis2=-1)
+    s_row = np.expand_dims(s, -2)
+    ps = p * s_row
+    sp = _mT(s_row) * p
+    d_u = u @ (f * (ps + _mT(ps)))
+    d_v = v @ (f * (sp + _mT(sp)))
+    if m > k:
+        tv = t @ v
+        d_u = d_u + (tv - u @ (_mT(u) @ tv)) / s_row
+    if n > k:
+        tu = _mT(t) @ u
+        d_v = d_v + (tu - v @ (_mT(v) @ tu)) / s_row
+    if full_matrices and m != n:  # the completing columns are LAPACK's choice: no tangent
+        d_u = np.concatenate([d_u, np.full(np.shape(u_all)[:-1] + (m - k,), np.nan)], axis=-1)
+        d_v = np.concatenate([d_v, np.full(np.shape(vh_all)[:-2] + (n, n - k), np.nan)], axis=-1)
+    return d_u, d_s, _mT(d_v)
+
+
+defvjp(np.linalg.svd, _svd_vjp)
+defjvp(np.linalg.svd, _svd_jvp)
+
+
+# ---- qr -------------------------------------------------------------------------------------------
+def _check_full_rank(r):
+    diagonal = np.abs(np.diagonal(r, axis1=-2, axis2=-1))
+    if np.any(diagonal <= np.finfo(np.result_type(r, 1.0)).eps * max(np.shape(r)[-2:]) *
+              np.max(np.abs(r), initial=0.0)):
+        raise InvalidArgument("np.linalg.qr: the derivative of Q and R is undefined where the matrix does not have "
+                              "full rank (a zero on R's diagonal): Q is not unique there")
+
+
+def _lower_to_symmetric(m):
+    """The symmetric matrix with ``m``'s lower triangle."""
+    return np.tril(m) + _mT(np.tril(m, -1))
+
+
+def _qr_square_vjp(g_q, g_r, q, r):
+    """The gradient of X = Q R, X with at least as many rows as columns (Q: m x n, R: n x n)."""
+    m = r @ _mT(g_r) - _mT(g_q) @ q
+    b = g_q + q @ _lower_to_symmetric(m)
+    return _mT(np.linalg.solve(r, _mT(b)))  # b R⁻ᵀ
+
+
+def _qr_parts(ans, a, mode):
+    if mode == "r":
+        return None, ans
+    if mode not in ("reduced", "complete"):
+        raise InvalidArgument(f"np.linalg.qr(..., mode={mode!r}) has no gradient rule: use mode='reduced'")
+    return ans[0], ans[1]
+
+
+def _qr_vjp(g, ans, a, mode="reduced"):
+    """m >= n: (ḡQ + Q copyltu(R ḡRᵀ - ḡQᵀ Q)) R⁻ᵀ; m < n: the square part X = Q R₁, then Y = Q R₂."""
+    q, r = _qr_parts(ans, a, mode)
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    if q is None:
+        q = np.linalg.qr(a)[0]
+        g_q, g_r = zero, g
+    else:
+        g_q, g_r = g
+        _refuse_completion(g_q, k, -1, "np.linalg.qr")
+        q = q[..., :, :k]
+    r = r[..., :k, :]
+    _check_full_rank(r[..., :, :k])
+    g_q = np.zeros(np.shape(q), np.result_type(a, 1.0)) if is_zero(g_q) else g_q[..., :, :k]
+    g_r = np.zeros(np.shape(r), np.result_type(a, 1.0)) if is_zero(g_r) else g_r[..., :k, :]
+    if m >= n:
+        return _qr_square_vjp(g_q, g_r, q, r)
+    y, g_r2 = a[..., :, m:], g_r[..., :, m:]
+    g_x = _qr_square_vjp(g_q + y @ _mT(g_r2), g_r[..., :, :m], q, r[..., :, :m])
+    return np.concatenate([g_x, q @ g_r2], axis=-1)
+
+
+def _qr_square_jvp(t, q, r):
+    """dQ, dR of X = Q R (m >= n) for dX = t: C = Qᵀ t R⁻¹, Ω = tril(C, -1) - tril(C, -1)ᵀ."""
+    t_rinv = _mT(np.linalg.solve(_mT(r), _mT(t)))  # t R⁻¹
+    c = _mT(q) @ t_rinv
+    omega = np.tril(c, -1) - _mT(np.tril(c, -1))
+    return q @ (omega - c) + t_rinv, (c - omega) @ r
+
+
+def _qr_jvp(t, ans, a, mode="reduced"):
+    q_all, r_all = _qr_parts(ans, a, mode)
+    if q_all is None:
+        q_all, r_all = np.linalg.qr(a)
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    q, r = q_all[..., :, :k], r_all[..., :k, :]
+    _check_full_rank(r[..., :, :k])
+    if m >= n:
+        d_q, d_r = _qr_square_jvp(t, q, r)
+    else:
+        d_q, d_r1 = _qr_square_jvp(t[..., :, :m], q, r[..., :, :m])
+        d_r = np.concatenate([d_r1, _mT(d_q) @ a[..., :, m:] + _mT(q) @ t[..., :, m:]], axis=-1)
+    if mode == "r":
+        return d_r
+    if mode == "complete" and m > n:
+        d_q = np.concatenate([d_q, np.full(np.shape(q)[:-1] + (m - n,), np.nan)], axis=-1)
+        d_r = np.concatenate([d_r, np.zeros(np.shape(d_r)[:-2] + (m - n, n))], axis=-2)
+    return d_q, d_r
+
+
+defvjp(np.linalg.qr, _qr_vjp)
+defjvp(np.linalg.qr, _qr_jvp)
+
+
+# ---- pinv and lstsq -------------------------------------------------------------------------------
+def _pinv_grad(g, a, p):
+    """-A⁺ᵀ Ḡ A⁺ᵀ + (I - A A⁺) Ḡᵀ A⁺ A⁺ᵀ + A⁺ᵀ A⁺ Ḡᵀ (I - A⁺ A): the fixed-rank derivative (Golub-Pereyra)."""
+    m, n = np.shape(a)[-2:]
+    p_t = _mT(p)
+    g_t = _mT(g)
+    left = _eye_like(m, a) - a @ p
+    right = _eye_like(n, a) - p @ a
+    return -p_t @ g @ p_t + left @ g_t @ p @ p_t + p_t @ p @ g_t @ right
+
+
+def _pinv_tangent(t, a, p):
+    """-A⁺ dA A⁺ + A⁺ A⁺ᵀ dAᵀ (I - A A⁺) + (I - A⁺ A) dAᵀ A⁺ᵀ A⁺."""
+    m, n = np.shape(a)[-2:]
+    t_t = _mT(t)
+    return (-p @ t @ p + p @ _mT(p) @ t_t @ (_eye_like(m, a) - a @ p)
+            + (_eye_like(n, a) - p @ a) @ t_t @ _mT(p) @ p)
+
+
+def _pinv_da(g, ans, a, *args, **kwargs):
+    return unbroadcast(_pinv_grad(g, a, ans), a)
+
+
+def _pinv_jvp(t, ans, a, *args, **kwargs):
+    return _pinv_tangent(t, a, ans)
+
+
+defvjp(np.linalg.pinv, _pinv_da)
+defjvp(np.linalg.pinv, _pinv_jvp)
+
+
+def _column(b):
+    return np.asarray(b)[..., None] if np.ndim(b) == 1 else b
+
+
+def _lstsq_pieces(g, ans):
+    """The cotangents of the solution, the residuals and the singular values (rank has none)."""
+    if isinstance(g, (tuple, list)):
+        return g[0], g[1], g[3]
+    return g, zero, zero
+
+
+def _lstsq_da(g, ans, a, b, rcond=None):
+    """x = A⁺ b: through A⁺ (ḡ_x bᵀ); residuals ‖b - A x‖² (x optimal): -2 (b - A x) ḡ xᵀ; s: svdvals'."""
+    g_x, g_res, g_s = _lstsq_pieces(g, ans)
+    x = _column(ans[0])
+    total = zero
+    if not is_zero(g_x):
+        total = _pinv_grad(_column(g_x) @ _mT(_column(b)), a, np.linalg.pinv(a, rcond=_cutoff(a, rcond)))
+    if not is_zero(g_res) and np.size(ans[1]):
+        residual = _column(b) - a @ x
+        total = total - 2.0 * (residual * g_res) @ _mT(x)
+    if not is_zero(g_s):
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        total = total + (u * g_s) @ vh
+    return total
+
+
+def _lstsq_db(g, ans, a, b, rcond=None):
+    g_x, g_res, _ = _lstsq_pieces(g, ans)
+    total = zero
+    if not is_zero(g_x):
+        total = _mT(np.linalg.pinv(a, rcond=_cutoff(a, rcond))) @ _column(g_x)
+    if not is_zero(g_res) and np.size(ans[1]):
+        total = total + 2.0 * (_column(b) - a @ _column(ans[0])) * g_res
+    return np.reshape(total, np.shape(b)) if total is not zero else zero
+
+
+def _cutoff(a, rcond):
+    """pinv's relative cutoff equal to lstsq's (machine precision times the larger dimension by default)."""
+    if rcond is None or rcond == -1:
+        return np.finfo(np.result_type(a, 1.0)).eps * max(np.shape(a)[-2:])
+    return rcond
+
+
+def _lstsq_jvp_a(t, ans, a, b, rcond=None):
+    p = np.linalg.pinv(a, rcond=_cutoff(a, rcond))
+    x = _column(ans[0])
+    d_x = _pinv_tangent(t, a, p) @ _column(b)
+    d_res = zero
+    if np.size(ans[1]):
+        d_res = -2.0 * np.sum((_column(b) - a @ x) * (t @ x), axis=0)
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    d_s = np.einsum("ji,jk,ik->i", u, t, vh)
+    return np.reshape(d_x, np.shape(ans[0])), d_res, zero, d_s
+
+
+def _lstsq_jvp_b(t, ans, a, b, rcond=None):
+    p = np.linalg.pinv(a, rcond=_cutoff(a, rcond))
+    d_x = p @ _column(t)
+    d_res = zero
+    if np.size(ans[1]):
+        d_res = 2.0 * np.sum((_column(b) - a @ _column(ans[0])) * _column(t), axis=0)
+    return np.reshape(d_x, np.shape(ans[0])), d_res, zero, zero
+
+
+defvjp(np.linalg.lstsq, _lstsq_da, _lstsq_db)
+defjvp(np.linalg.lstsq, _lstsq_jvp_a, _lstsq_jvp_b)
+
+
+# ---- cond, tensorsolve, tensorinv -------------------------------------------------------------------------
+def _spectral_cond_factors(s, p):
+    """d cond / d s_max and d cond / d s_min, for cond = s_max / s_min (p None or 2) or s_min / s_max (p -2);
+    refused where the largest or the smallest singular value repeats (cond has a kink there)."""
+    k = np.shape(s)[-1]
+    if k > 1:
+        tolerance = 8 * k * np.finfo(np.result_type(s, 1.0)).eps * np.max(s, axis=-1)
+        if np.any(s[..., 0] - s[..., 1] <= tolerance) or np.any(s[..., -2] - s[..., -1] <= tolerance):
+            raise InvalidArgument(
+                f"np.linalg.cond: the derivative is undefined where the largest or the smallest singular value "
+                f"repeats (singular values {np.round(s, 12).tolist()})")
+    big, small = s[..., 0], s[..., -1]
+    if p == -2:
+        return -small / big ** 2, 1.0 / big
+    return 1.0 / small, -big / small ** 2
+
+
+def _ends(k, d_big, d_small):
+    """A vector over the k singular values with d_big on the first and d_small on the last."""
+    eye = np.eye(k, dtype=np.result_type(d_big, d_small))
+    return np.expand_dims(d_big, -1) * eye[0] + np.expand_dims(d_small, -1) * eye[-1]
+
+
+def _cond_x(g, ans, x, p=None):
+    """2-norm conditions through the largest and smallest singular values; the others as
+    norm(x, p) norm(inv(x), p), through those rules."""
+    if p in (None, 2, -2):
+        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        d_big, d_small = _spectral_cond_factors(s, p)
+        return (u * np.expand_dims(_ends(np.shape(s)[-1], g * d_big, g * d_small), -2)) @ vh
+    norm, inverse = lookup(np.linalg.matrix_norm), lookup(np.linalg.inv)
+    x_inv = np.linalg.inv(x)
+    n_x, n_inv = np.linalg.matrix_norm(x, ord=p), np.linalg.matrix_norm(x_inv, ord=p)
+    through_inverse = inverse.vjps[0](norm.vjps[0](g * n_x, n_inv, x_inv, ord=p), x_inv, x)
+    return norm.vjps[0](g * n_inv, n_x, x, ord=p) + through_inverse
+
+
+def _cond_jvp(t, ans, x, p=None):
+    if p in (None, 2, -2):
+        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        d_big, d_small = _spectral_cond_factors(s, p)
+        d_s = np.einsum("...ji,...jk,...ik->...i", u, t, vh)
+        return d_big * d_s[..., 0] + d_small * d_s[..., -1]
+    norm, inverse = lookup(np.linalg.matrix_norm), lookup(np.linalg.inv)
+    x_inv = np.linalg.inv(x)
+    n_x, n_inv = np.linalg.matrix_norm(x, ord=p), np.linalg.matrix_norm(x_inv, ord=p)
+    d_inv = inverse.jvps[0](t, x_inv, x)
+    return norm.jvps[0](t, n_x, x, ord=p) * n_inv + n_x * norm.jvps[0](d_inv, n_inv, x_inv, ord=p)
+
+
+defvjp(np.linalg.cond, _cond_x)
+defjvp(np.linalg.cond, _cond_jvp)
+
+
+def _tensor_system(a, b, axes):
+    """tensorsolve's matrix (a with ``axes`` moved last, flattened to b.size rows) and a's axis order."""
+    a = np.asarray(a)
+    order = list(range(a.ndim))
+    if axes is not None:
+        for k in axes:
+            order.remove(k)
+            order.insert(a.ndim, k)
+    moved = np.transpose(a, order)
+    return np.reshape(moved, (np.size(b), -1)), order, moved.shape
+
+
+def _tensorsolve_da(g, ans, a, b, axes=None):
+    matrix, order, moved_shape = _tensor_system(a, b, axes)
+    g_b = np.linalg.solve(_mT(matrix), np.ravel(g))
+    return np.transpose(np.reshape(-np.outer(g_b, np.ravel(ans)), moved_shape), np.argsort(order))
+
+
+def _tensorsolve_db(g, ans, a, b, axes=None):
+    matrix, _, _ = _tensor_system(a, b, axes)
+    return np.reshape(np.linalg.solve(_mT(matrix), np.ravel(g)), np.shape(b))
+
+
+def _tensorsolve_jvp_a(t, ans, a, b, axes=None):
+    matrix, _, _ = _tensor_system(a, b, axes)
+    d_matrix, _, _ = _tensor_system(t, b, axes)
+    return np.reshape(-np.linalg.solve(matrix, d_matrix @ np.ravel(ans)), np.shape(ans))
+
+
+def _tensorsolve_jvp_b(t, ans, a, b, axes=None):
+    matrix, _, _ = _tensor_system(a, b, axes)
+    return np.reshape(np.linalg.solve(matrix, np.ravel(np.broadcast_to(t, np.shape(b)))), np.shape(ans))
+
+
+defvjp(np.linalg.tensorsolve, _tensorsolve_da, _tensorsolve_db)
+defjvp(np.linalg.tensorsolve, _tensorsolve_jvp_a, _tensorsolve_jvp_b)
+
+
+def _tensorinv_matrices(a, ans, ind):
+    rows = int(np.prod(np.shape(a)[:ind]))
+    return np.reshape(a, (rows, -1)), np.reshape(ans, (-1, rows))
+
+
+def _tensorinv_da(g, ans, a, ind=2):
+    _, inverse = _tensorinv_matrices(a, ans, ind)
+    return np.reshape(-_mT(inverse) @ np.reshape(g, inverse.shape) @ _mT(inverse), np.shape(a))
+
+
+def _tensorinv_jvp(t, ans, a, ind=2):
+    _, inverse = _tensorinv_matrices(a, ans, ind)
+    return np.reshape(-inverse @ np.reshape(t, (inverse.shape[1], -1)) @ inverse, np.shape(ans))
+
+
+defvjp(np.linalg.tensorinv, _tensorinv_da)
+defjvp(np.linalg.tensorinv, _tensorinv_jvp)
+
+
+note("a cotangent on the singular vectors at a repeated singular value (or a zero one of a rectangular matrix) "
+     "raises InvalidArgument; full_matrices=True: the completing columns are refused (their tangent is NaN); "
+     "compute_uv=False as svdvals; hermitian=True refused", lookup(np.linalg.svd))
+note("modes 'reduced', 'complete' (the completing columns of Q refused) and 'r'; wide matrices too; refused "
+     "where R is singular", lookup(np.linalg.qr))
+note("the derivative at the rank pinv's cutoff gives (perturbations that keep the rank)", lookup(np.linalg.pinv))
+note("the solution, the residuals and the singular values (rank has none); the derivative at the rank the cutoff "
+     "gives", lookup(np.linalg.lstsq))
+note("p None, 2 and -2 through the extreme singular values (refused where one of them repeats); other p as "
+     "norm(x, p) norm(inv(x), p)",
+     lookup(np.linalg.cond))
