@@ -100,6 +100,19 @@ def table(summary: dict, top: int = 20) -> str:
     return "\n".join(lines)
 
 
+BEGIN, END = "<!-- autograd-suite table: run.py --update-doc writes below -->", "<!-- end of table -->"
+
+
+def update_doc(path: Path, summary: dict, top: int) -> None:
+    """Replace the text between the table markers of ``path`` with the latest table."""
+    text = path.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{path} has no table markers ({BEGIN} ... {END})")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    path.write_text(f"{head}{BEGIN}\n\n{table(summary, top)}\n\n{END}{tail}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tests", nargs="?", default=os.environ.get("ADSRC_AUTOGRAD_TESTS"),
@@ -109,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scipy", action="store_true",
                         help="map autograd.scipy onto SciPy instead of skipping its tests as autograd-only")
     parser.add_argument("--top", type=int, default=20, help="how many failure causes to list")
+    parser.add_argument("--update-doc", default="", metavar="FILE",
+                        help="also write the table into FILE (docs/autograd-suite.md) between its table markers")
     parser.add_argument("--files", default="", help="comma-separated test files in the folder to run (default all)")
     argv = sys.argv[1:] if argv is None else argv
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
@@ -121,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     summary["tests_folder"] = str(tests)
     Path(options.json).write_text(json.dumps(summary, indent=1) + "\n")
     print(table(summary, options.top))
+    if options.update_doc:
+        update_doc(Path(options.update_doc), summary, options.top)
     print(f"\nJSON summary: {options.json}")
     return 0 if summary["failed"] == 0 else 1
 
