@@ -47,3 +47,8 @@ primitive = _only.AutogradOnly("autograd.primitive")
 # autograd.builtins' containers are Python's own under adsrc.
 from .builtins import dict, isinstance, list, tuple, type  # noqa: E402,A004
 del _builtins
+
+__all__ = ["checkpoint", "deriv", "elementwise_grad", "grad", "grad_and_aux", "grad_named", "hessian",
+           "hessian_tensor_product", "hessian_vector_product", "holomorphic_grad", "jacobian", "make_ggnvp",
+           "make_hvp", "make_jvp", "make_vjp", "multigrad_dict", "tensor_jacobian_product", "value_and_grad",
+           "vector_jacobian_product", "primitive", "numpy", "dict", "isinstance", "list", "tuple", "type"]
