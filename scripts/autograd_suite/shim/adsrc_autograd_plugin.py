@@ -91,7 +91,7 @@ def cause_of(error: BaseException) -> str:
     return f"{name}: {_clean(message)}"
 
 
-_NUMPY_ATTRIBUTE = re.compile(r"module 'numpy' has no attribute '(\w+)'")
+_NUMPY_ATTRIBUTE = re.compile(r"module 'numpy((?:\.\w+)?)' has no attribute '(\w+)'")
 
 
 def _autograd_numpy_only(excinfo) -> None:
@@ -102,7 +102,7 @@ def _autograd_numpy_only(excinfo) -> None:
     error = excinfo.value
     match = _NUMPY_ATTRIBUTE.search(str(error)) if isinstance(error, AttributeError) else None
     if match:
-        _only.touched.append(f"autograd.numpy.{match.group(1)}")
+        _only.touched.append(f"autograd.numpy{match.group(1)}.{match.group(2)}")
     elif "autograd/_only.py" in str(error):
         _only.touched.append("a stand-in, differentiated")
 

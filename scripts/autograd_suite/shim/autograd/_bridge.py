@@ -88,15 +88,16 @@ def bind(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Callabl
 
 
 def as_type_error(operator: Callable) -> Callable:
-    """Where adsrc refuses a call's arguments or output (InvalidArgument, NonScalarOutput), autograd raises
-    TypeError: the refusal is re-raised as a class that is both, so ``pytest.raises(TypeError)`` sees it."""
+    """Where adsrc refuses a call's arguments, its output or a construct before running it (InvalidArgument,
+    NonScalarOutput, UnsupportedSyntax: writing into an argument...), autograd raises TypeError: the refusal
+    is re-raised as a class that is both, so ``pytest.raises(TypeError)`` sees it."""
     import adsrc
 
     @functools.wraps(operator)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return operator(*args, **kwargs)
-        except (adsrc.errors.InvalidArgument, adsrc.errors.NonScalarOutput) as error:
+        except (adsrc.errors.InvalidArgument, adsrc.errors.NonScalarOutput, adsrc.errors.UnsupportedSyntax) as error:
             both = type(f"{type(error).__name__}AsTypeError", (type(error), TypeError), {})
             refusal = both.__new__(both)
             refusal.__dict__.update(error.__dict__)

@@ -18,7 +18,7 @@ from adsrc.api.derivative import Derivative
 from adsrc.api.trees import flatten, is_float_leaf
 
 from . import _only
-from ._bridge import bind
+from ._bridge import as_type_error, bind
 
 TOL = RTOL = 1e-6
 MAX_ORDER = int(os.environ.get("ADSRC_AUTOGRAD_MAX_ORDER", "2"))
@@ -55,6 +55,7 @@ def check_grads(fun, argnum=0, modes=None, order=2):
     if capped < 1:
         _only.skip_beyond(f"check_grads of a derivative of order {already}")
 
+    @as_type_error
     def run(*args, **kwargs):
         g, xs, _ = bind(fun, argnum, args, kwargs)
         _refuse_unchecked(g, xs)
