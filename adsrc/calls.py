@@ -54,12 +54,12 @@ class CallDerivative:
     the positions of ``*xs`` and ``**kw`` atoms; ``where`` is the call site.
     """
 
-    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where")
+    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where", "source")
 
     def __init__(self, wrt: tuple, mode: Mode, where: str, method: str | None = None, starred: tuple = (),
-                 mapping: tuple = ()):
+                 mapping: tuple = (), source: str | None = None):
         self.wrt, self.mode, self.where, self.method = wrt, mode, where, method
-        self.starred, self.mapping = starred, mapping
+        self.starred, self.mapping, self.source = starred, mapping, source
 
     def __repr__(self) -> str:
         kind = "jvp" if self.mode.forward else "adjoint"
@@ -69,7 +69,7 @@ class CallDerivative:
     # -- resolving ------------------------------------------------------------------------
     def plan(self, first: Any, atoms: tuple, keywords: dict) -> "_Plan":
         callee = getattr(first, self.method) if self.method else first
-        plan = _Plan(self.where)
+        plan = _Plan(self.where, self.source)
         for index, atom in enumerate(atoms, start=1):
             if index in self.starred:
                 for j, value in enumerate(atom):
@@ -213,8 +213,8 @@ def _routes(source: Any, d: Any) -> list[tuple[Any, Any]]:
 class _Plan:
     """A resolved call: the Python function (or rule) it runs, and where each parameter's value came from."""
 
-    def __init__(self, where: str):
-        self.where = where
+    def __init__(self, where: str, source: str | None = None):
+        self.where, self.source = where, source
         self.positional: list[tuple[Any, Any]] = []  # (value, source)
         self.keywords: dict[str, tuple[Any, Any]] = {}
         self.function: Callable | None = None
@@ -259,6 +259,8 @@ class _Plan:
             else:
                 break
             owner = None
+        if self.source is not None:  # a callee made by an expression: bind it once, at module level
+            raise NoGradientRule(self.source, self.where)
         label = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or repr(callee)
         raise NoGradientRule(label, self.where, "@adsrc.register_adjoint on the function it calls (it has no "
                                                 "Python source adsrc can read), or pass a Python function")
@@ -339,12 +341,12 @@ def _hashable(value: Any) -> bool:
 
 
 def adjoint_of_call(wrt: tuple, eager: bool, where: str, method: str | None = None, starred: tuple = (),
-                    mapping: tuple = ()) -> CallDerivative:
+                    mapping: tuple = (), source: str | None = None) -> CallDerivative:
     """The adjoint of a call whose callee is a value (see :class:`CallDerivative`)."""
-    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping)
+    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping, source)
 
 
 def jvp_of_call(wrt: tuple, where: str, method: str | None = None, starred: tuple = (),
-                mapping: tuple = ()) -> CallDerivative:
+                mapping: tuple = (), source: str | None = None) -> CallDerivative:
     """The JVP of a call whose callee is a value (see :class:`CallDerivative`)."""
-    return CallDerivative(wrt, FORWARD, where, method, starred, mapping)
+    return CallDerivative(wrt, FORWARD, where, method, starred, mapping, source)

@@ -69,11 +69,46 @@ class NoGradientRule(AdsrcError):
     def __init__(self, name: str, where: str, remedy: str = ""):
         self.name = name
         self.where = where
-        remedy = remedy or (
-            f"@adsrc.register_adjoint({name}) (see docs/rules.md), or mark it "
-            f"with adsrc.register_nondifferentiable({name}) if its gradient is zero"
-        )
-        super().__init__(f"{where}: no gradient rule for {name}; register one with {remedy}")
+        if remedy:
+            super().__init__(f"{where}: no gradient rule for {name}; register one with {remedy}")
+            return
+        super().__init__(f"{where}: no gradient rule for {name}; {_no_rule_remedy(name)}")
+
+
+# Builtins that make iterators: differentiated where a loop or comprehension consumes them.
+_ITERATORS = frozenset({"zip", "enumerate", "reversed", "map", "filter", "iter"})
+
+
+def _no_rule_remedy(name: str) -> str:
+    """What a user can do about a call of ``name`` (the source of the called expression) with no rule."""
+    if name in _ITERATORS:
+        return (f"{name}(...) is differentiated where a for loop or a comprehension consumes it "
+                f"(`for a, b in zip(xs, ys)`, `[v for v in reversed(xs)]`, `list({name}(...))`), "
+                f"so write the loop or the comprehension instead of keeping the iterator")
+    if name.startswith("the attribute ."):
+        return ("adsrc differentiates an array's .T, .mT, .real and .imag (and .shape and the like carry no "
+                "gradient), and the attributes of objects, dataclasses and NamedTuples (docs/objects.md); "
+                "for other fields, pass them in a dict or a tuple and index it (params['w'])")
+    if "(" in name or "[" in name:
+        return (f"adsrc finds a rule by the function it names before the function runs, and {name} makes a "
+                f"new function each time; bind it once at module level (`f = {name}`), call f(...), and "
+                f"register its adjoint with adsrc.register_adjoint(f, vjp) (see docs/rules.md)")
+    return (f"register one with @adsrc.register_adjoint({name}) (see docs/rules.md), or mark it "
+            f"with adsrc.register_nondifferentiable({name}) if its gradient is zero")
+
+
+class UndefinedName(AdsrcError, NameError):
+    """A name the function reads that is defined nowhere: not a local, a closure cell, a global or a builtin.
+
+    Python would raise NameError when the line ran; adsrc raises it (this
+    class is a NameError too) before any code runs, naming the line.
+    """
+
+    def __init__(self, name: str, where: str, suggestion: str = ""):
+        self.name = name
+        self.where = where
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        super().__init__(f"{where}: name {name!r} is not defined{hint}")
 
 
 class NonScalarOutput(AdsrcError):

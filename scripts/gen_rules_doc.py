@@ -30,7 +30,9 @@ function's *rule*: one vector-Jacobian product (vjp) per differentiable
 argument. This page lists every built-in rule ({count} differentiable
 operations), the array methods and attributes that map to them, the
 functions adsrc treats as having a zero gradient, and what each rule returns
-at the singular points of its formula.
+at the singular points of its formula. A rule marked *Complex* accepts
+complex values under the convention of [complex.md](complex.md); every
+other rule refuses them when it runs.
 
 ## Registering your own rule
 
@@ -194,7 +196,7 @@ def _escape(text: str) -> str:
 def _qualified(func) -> str:
     module = (getattr(func, "__module__", None) or "").lstrip("_")
     if module.startswith("numpy"):
-        module = "numpy.linalg" if "linalg" in module else "numpy"
+        module = "numpy.linalg" if "linalg" in module else "numpy.fft" if "fft" in module else "numpy"
     return f"{module}.{getattr(func, '__name__', repr(func))}"
 
 
@@ -208,10 +210,11 @@ def _rule_tables() -> list[str]:
         if not rules:
             continue
         lines += [f"## {title}", "", f"`adsrc/rules/{family}.py`: {len(rules)} operations.", ""]
-        lines += ["| Operation | Differentiable args | Forms | Notes |", "|---|---|---|---|"]
+        lines += ["| Operation | Differentiable args | Complex | Forms | Notes |", "|---|---|---|---|---|"]
         for rule in rules:
+            complex_ok = "yes" if rule.complex_ok else ""
             lines.append(
-                f"| `{rule.qualname}` | {_arg_list(rule)} | {_forms(rule)} | {_escape(rule.notes)} |"
+                f"| `{rule.qualname}` | {_arg_list(rule)} | {complex_ok} | {_forms(rule)} | {_escape(rule.notes)} |"
             )
         lines.append("")
     return lines

@@ -7,6 +7,9 @@ runs without writing into its arguments. ``SMOOTH`` lists the ones whose
 gradient is also compared with finite differences (all of them but those
 with kinks); ``REFUSED`` the ones adsrc must refuse.
 """
+import contextlib
+import warnings
+
 import numpy as np
 
 from diffgen import tick as _tick
@@ -331,9 +334,71 @@ def refused_try(x, W, s, n):
 
 def refused_with(x, W, s, n):
     _tick()
-    with np.errstate(all="ignore"):
+    with contextlib.nullcontext():
         y = x * 2.0
     return np.sum(y)
+
+
+# -- everyday syntax -------------------------------------------------------------------------------------------
+def with_errstate_and_catch_warnings(x, W, s, n):
+    _tick()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(np.abs(x) + s) * W[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = np.sqrt(np.abs(x) + s)
+    with np.errstate(over="ignore"):
+        return np.sum(y * z)
+
+
+def star_nested_and_chained_assignment(x, W, s, n):
+    _tick()
+    first, *middle, last = W
+    (a, b), c = (x[0], x[1]), x[2]
+    p = q = W @ x * s
+    head, *tail = x
+    return np.sum(first * last) + sum(np.sum(m) for m in middle) + a * b * c + np.sum(p + q) + head * sum(tail)
+
+
+def copy_then_write(x, W, s, n):
+    _tick()
+    W = W.copy()
+    W[0] = x * s
+    x = x * 2.0
+    x[1] = s
+    return np.sum(W @ x)
+
+
+def dict_methods_and_comprehension(x, W, s, n):
+    _tick()
+    params = {"w": W[0] * s, "b": x, "c": s}
+    scaled = {k: v * 2.0 for k, v in params.items()}
+    t = sum(np.sum(v) for v in params.values()) + params.get("b", 0.0)[1] + params.get("z", s)
+    for k in list(params.keys()):
+        t = t + np.sum(scaled[k])
+    for i, (k, v) in enumerate(params.items(), 1):
+        t = t + i * np.sum(v)
+    return t
+
+
+def reversed_and_enumerate_zip(x, W, s, n):
+    _tick()
+    t = 0.0
+    for v in reversed(x):
+        t = t * s + v
+    for i, (row, xi) in enumerate(zip(reversed(W), x), 1):
+        t = t + i * np.sum(row) * xi
+    for k in reversed(list({"a": 1, "b": 2})):
+        t = t + len(k) * s
+    return t + sum(list(reversed(x))[0:2])
+
+
+def unpacking_a_dict_gives_its_keys(x, W, s, n):
+    _tick()
+    d = {1: x, 0: W[0]}
+    a, b = d
+    u, v = d.values()
+    return np.sum(a * u + b * v) * s
 
 
 # -- programs with other arguments ---------------------------------------------------------------------------
@@ -362,11 +427,17 @@ PROGRAMS = [
     closure_read_late, default_overridden, generator_expression_in_a_lambda, local_named_len,
     local_named_len_and_a_loop, parameter_named_range, parameter_named_len, parameters_named_min_and_sum,
     local_named_sum_with_a_comprehension, recurrent_loop, many_uses_of_one_input, kinks, refused_try, refused_with,
+    with_errstate_and_catch_warnings, star_nested_and_chained_assignment, copy_then_write,
+    dict_methods_and_comprehension, reversed_and_enumerate_zip, unpacking_a_dict_gives_its_keys,
     pass_through_pair, pass_through_same_expression, identity_gradients,
 ]
 
 SMOOTH = {f.__name__ for f in PROGRAMS} - {"kinks"}
 REFUSED = {"refused_try", "refused_with"}
+# These must run (the everyday syntax of issue 12, and the dict programs it made work).
+ACCEPTED = {"with_errstate_and_catch_warnings", "star_nested_and_chained_assignment", "copy_then_write",
+            "dict_methods_and_comprehension", "reversed_and_enumerate_zip", "unpacking_a_dict_gives_its_keys",
+            "zip_dict_items", "dict_values_and_items", "enumerate_dict", "zip_dict_and_list"}
 
 
 def _standard(rng):

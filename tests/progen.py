@@ -27,19 +27,19 @@ KINDS = ("vec", "mat", "scal")
 # Statements adsrc refuses, with a placeholder for an active variable of each kind.
 BAD_STATEMENTS = [
     "try:\n    {v} = {v} * 2.0\nexcept ValueError:\n    pass",
-    "with np.errstate(all='ignore'):\n    {v} = {v} * 2.0",
+    "with open('/dev/null'):\n    {v} = {v} * 2.0",
     "del {v}",
     "if ({v}_w := 1.0) > 0:\n    pass",
     "if n > 100:\n    def inner(t):\n        return t",
     "global G\nG = 1.0",
     "import math as m",
     "yield {v}",
-    "a_s, *b_s = [1.0, 2.0, 3.0]",
+    "print(undefined_name_{v})",
     "x[0] = 1.0",
     "W.flags.writeable = False",
     "{v}_list = [1.0]\n{v}_alias = {v}_list\n{v}_alias.append(2.0)",
     "st = {{1, 2}}",
-    "a_c = b_c = 1.0",
+    "for t in range(2):\n    with np.errstate(all='ignore'):\n        break",
     "for t in range(2):\n    pass\nelse:\n    pass",
     "W.sort()",
     "setattr(np, 'adsrc_fuzz', 1.0)",
@@ -408,7 +408,7 @@ LOCAL = "local"  # scope[(LOCAL, name)]: name holds memory the function allocate
 FEATURES = {
     "write": 3, "repeated_write": 2, "inplace_view": 2, "view_write_read": 3, "loop_local": 2,
     "row_alias": 1, "view_read": 1, "container_loop": 3, "container": 1, "local_function": 2,
-    "shadow": 1, "make_array": 1,
+    "shadow": 1, "make_array": 1, "unpacking": 2, "context": 2, "dict_methods": 2, "copy_then_write": 1,
 }
 
 
@@ -439,6 +439,7 @@ class ExtendedGenerator(Generator):
         self.frames: list[dict] = []  # enclosing loops: start flags, in-place writes, continue points
         self.bases: dict[str, str] = {}  # a view -> the name of the array it was made from
         self.tags: list[str] = []
+        self.in_with = False  # inside a with statement's body: no return there (adsrc refuses one)
 
     def tag(self, name: str) -> None:
         if name not in self.tags:
@@ -575,13 +576,15 @@ class ExtendedGenerator(Generator):
         for _ in range(6):
             lines: list[str] = []
             super().stmt(scope, depth, loop, lines, indent)
-            if not any(self.calls_shadowed(line) for line in lines):
+            returns = self.in_with and any(line.strip().startswith("return") for line in lines)
+            if not any(self.calls_shadowed(line) for line in lines) and not returns:
                 break
             scope.clear()
             scope.update(saved)
             for f, writes, checks in frames:
                 f["writes"], f["checks"] = set(writes), list(checks)
-        if not lines or self.calls_shadowed("\n".join(lines)):
+        if not lines or self.calls_shadowed("\n".join(lines)) or (
+                self.in_with and any(line.strip().startswith("return") for line in lines)):
             scope.clear()
             scope.update(saved)
             for f, writes, checks in frames:
@@ -851,6 +854,115 @@ class ExtendedGenerator(Generator):
             call = f"{name}({self.expr('vec', scope)})"
             self.absorb(scope, f"np.sum({call})" if returns == "vec" else call, out, indent)
 
+    def feature_unpacking(self, scope, depth, loop, out, indent) -> None:
+        """Star-assignment, nested unpacking, chained assignment."""
+        r, d = self.rng, self.dim
+        form = r.choice(["star rows", "star elements", "nested", "chained"] if d > 1 else ["nested", "chained"])
+        if form == "star rows":
+            first, rest = self.fresh("row"), self.fresh("rows")
+            if r.random() < 0.5:
+                out.append(f"{indent}{first}, *{rest} = W")
+            else:
+                out.append(f"{indent}*{rest}, {first} = W")
+            self.bind(scope, first, "vec", "W", local=False)
+            self.bind(scope, rest, "vlist", "W", local=False)
+            self.containers[rest] = d - 1
+            self.tag("star-assignment")
+        elif form == "star elements":
+            head, middle, last = self.fresh("h"), self.fresh("l"), self.fresh("a")
+            value = self.expr("vec", scope)
+            if d > 2 and r.random() < 0.5:
+                out.append(f"{indent}{head}, *{middle}, {last} = {value}")
+                self.bind(scope, last, "scal", value, local=False)
+                self.containers[middle] = d - 2
+            else:
+                out.append(f"{indent}{head}, *{middle} = {value}")
+                self.containers[middle] = d - 1
+            self.bind(scope, head, "scal", value, local=False)
+            self.bind(scope, middle, "slist", value, local=False)
+            self.tag("star-assignment")
+        elif form == "nested":
+            kinds = [r.choice(["scal", "vec"]) for _ in range(3)]
+            names = [self.fresh(k[0]) for k in kinds]
+            values = [self.expr(k, scope) for k in kinds]
+            out.append(f"{indent}({names[0]}, {names[1]}), {names[2]} = ({values[0]}, {values[1]}), {values[2]}")
+            for n, k, v in zip(names, kinds, values):
+                self.bind(scope, n, k, v, local=False)
+            self.tag("nested unpacking")
+        else:
+            kind = r.choice(["scal", "vec"])
+            a, b = self.fresh(kind[0]), self.fresh(kind[0])
+            value = self.expr(kind, scope)
+            out.append(f"{indent}{a} = {b} = {value}")
+            self.bind(scope, a, kind, value, local=False)
+            self.bind(scope, b, kind, value, local=False)
+            self.tag("chained assignment")
+
+    def feature_context(self, scope, depth, loop, out, indent) -> None:
+        """A block under np.errstate(...) or warnings.catch_warnings()."""
+        r = self.rng
+        if r.random() < 0.5:
+            out.append(f"{indent}with np.errstate({r.choice(['all', 'divide', 'over', 'invalid'])}='ignore'):")
+        else:
+            out.append(f"{indent}with warnings.catch_warnings():")
+            out.append(f"{indent}    warnings.simplefilter('ignore')")
+        inner = dict(scope)
+        saved, self.in_with = self.in_with, True
+        self.block(inner, r.randint(1, 2), depth + 1, False, out, indent + "    ")
+        self.in_with = saved
+        self.keep_common(scope, inner)
+        self.tag("with np.errstate or warnings.catch_warnings")
+
+    def feature_dict_methods(self, scope, depth, loop, out, indent) -> None:
+        """values(), items(), keys(), get() and a comprehension over a dict of vectors."""
+        r = self.rng
+        dicts = self.names(scope, "dict")
+        if dicts:
+            d = r.choice(dicts)
+        else:
+            d = self.fresh("d")
+            count = r.randint(1, 3)
+            value = "{" + ", ".join(f"'k{i}': {self.expr('vec', scope)}" for i in range(count)) + "}"
+            out.append(f"{indent}{d} = {value}")
+            self.bind(scope, d, "dict", value, local=False)
+            self.containers[d] = count
+        form = r.choice([1, 3, 4] if "sum" in self.shadowed else [0, 1, 2, 3, 4])
+        if form == 0:
+            self.absorb(scope, f"sum(np.sum(v * v) for v in {d}.values())", out, indent)
+        elif form == 1:
+            key = f"'k{r.randrange(self.containers[d])}'" if r.random() < 0.6 else "'missing'"
+            v = self.fresh("v")
+            value = f"{d}.get({key}, {self.expr('vec', scope)})"
+            out.append(f"{indent}{v} = {value}")
+            self.bind(scope, v, "vec", value, local=False)
+        elif form == 2:
+            k = self.fresh("key")
+            self.absorb(scope, f"sum(np.sum({d}[{k}]) for {k} in list({d}.keys()))", out, indent)
+        elif form == 3:
+            e, k, v = self.fresh("d"), self.fresh("kk"), self.fresh("vv")
+            value = f"{{{k}: {v} * {self.expr('scal', scope)} for {k}, {v} in {d}.items()}}"
+            out.append(f"{indent}{e} = {value}")
+            self.bind(scope, e, "dict", value, local=False)
+            self.containers[e] = self.containers[d]
+            self.tag("dict comprehension")
+        else:
+            v = self.fresh("vl")
+            out.append(f"{indent}{v} = list({d}.values())")
+            self.bind(scope, v, "vlist", d, local=False)
+            self.containers[v] = self.containers[d]
+        self.tag("dict methods")
+
+    def feature_copy_then_write(self, scope, depth, loop, out, indent) -> None:
+        """``W = W.copy()`` then a write into W (at the top level, where adsrc gives the copy its own name)."""
+        r = self.rng
+        name = r.choice(["x", "W"])
+        if depth > 0 or loop or scope.get(name) not in ("vec", "mat") or scope.get((LOCAL, name)):
+            return self.feature_write(scope, depth, loop, out, indent)
+        out.append(f"{indent}{name} = {name}{r.choice(['.copy()', ' * 1.0'])}")
+        self.bind(scope, name, scope[name], "(copy)", local=True, owned=True)
+        self.write(name, scope, out, indent)
+        self.tag("copy then write")
+
     # -- loops --------------------------------------------------------------------------------
     def loop(self, scope, depth, out, indent, force=None):
         r = self.rng
@@ -863,7 +975,8 @@ class ExtendedGenerator(Generator):
         dicts, slists, vlists = self.names(scope, "dict"), self.names(scope, "slist"), self.names(scope, "vlist")
         choice = force
         if choice is None:
-            choices = ["range", "rows", "elements", "enumerate", "while"]
+            choices = ["range", "rows", "elements", "enumerate", "while", "reversed", "enumerate from",
+                       "enumerate zip"]
             if "range" in self.shadowed:
                 choices.remove("range")
             choices += ["local rows"] * bool(local_mats) + ["local elements"] * bool(local_vecs)
@@ -894,6 +1007,27 @@ class ExtendedGenerator(Generator):
             header = f"for {i}, {v} in enumerate(W):"
             inner[i], inner[v] = "int", "vec"
             targets = [i, v]
+        elif choice == "reversed":
+            v = self.fresh("row")
+            source, kind = r.choice([("W", "vec"), ("x", "scal")])
+            header = f"for {v} in reversed({source}):"
+            inner[v] = kind
+            targets = [v]
+            self.tag("reversed")
+        elif choice == "enumerate from":
+            i, v = self.fresh("i"), self.fresh("xi")
+            header = f"for {i}, {v} in enumerate(x, {r.choice(['1', 'start=2'])}):"
+            inner[i], inner[v] = "int", "scal"
+            targets = [i, v]
+            self.tag("enumerate with a start")
+        elif choice == "enumerate zip":
+            i, v, w = self.fresh("i"), self.fresh("xi"), self.fresh("row")
+            rows = r.choice(["W", "reversed(W)"])
+            header = f"for {i}, ({v}, {w}) in enumerate(zip(x, {rows})):"
+            inner[i], inner[v], inner[w] = "int", "scal", "vec"
+            targets = [i, v, w]
+            uses.append(f"np.sum({w}) * {v}")
+            self.tag("enumerate over zip")
         elif choice == "while":
             k = self.fresh("k")
             out.append(f"{indent}{k} = 0")
@@ -1064,4 +1198,4 @@ class ExtendedGenerator(Generator):
         return "\n\n\n".join(self.helpers + [text])
 
 
-EXTENDED_HEADER = "import math\n\nimport numpy as np\n\nfrom diffgen import tick as _tick\n\n\n"
+EXTENDED_HEADER = "import math\nimport warnings\n\nimport numpy as np\n\nfrom diffgen import tick as _tick\n\n\n"

@@ -57,6 +57,16 @@ def nonzero(*shape):
     return Spec(lambda rng: np.asarray(rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)))
 
 
+def carr(*shape, lo=-2.0, hi=2.0):
+    """A complex128 array of ``shape``, real and imaginary parts uniform in [lo, hi]."""
+    return Spec(lambda rng: rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape))
+
+
+def cnonzero(*shape):
+    """Complex values with |v| in [0.5, 2] (away from the kinks of abs and angle at 0)."""
+    return Spec(lambda rng: np.asarray(rng.uniform(0.5, 2.0, shape) * np.exp(1j * rng.uniform(-3.0, 3.0, shape))))
+
+
 def flt(lo=-2.0, hi=2.0):
     """A Python float."""
     return Spec(lambda rng: float(rng.uniform(lo, hi)))
@@ -178,7 +188,7 @@ SAMPLES: dict[str, list[Case]] = {
     "numpy.fmod": binary(arr, pos, pflt),
     "numpy.negative": unary(),
     "numpy.positive": unary(),
-    "numpy.absolute": unary(nonzero),
+    "numpy.absolute": unary(nonzero) + [C(cnonzero(3)), C(cnonzero())],
     "numpy.fabs": unary(nonzero),
     "numpy.copysign": [C(nonzero(3), arr(3)), C(nonzero(2, 3), nonzero(3)), C(nonzero(), -1.0)],
     "numpy.ldexp": [C(arr(3), np.array([1, 0, -2])), C(arr(2, 2), 3), C(arr(), np.array([2, 1]))],
@@ -232,9 +242,35 @@ SAMPLES: dict[str, list[Case]] = {
     ],
     "numpy.heaviside": [C(np.array([-1.0, 0.0, 2.0, 0.0]), arr(4)), C(np.array([[0.0], [1.0]]), flt()),
                         C(np.array([0.0, -3.0]), arr())],
-    "numpy.conjugate": unary(),
+    "numpy.conjugate": unary() + [C(carr(3))],
     "numpy.real": unary(),
     "numpy.nan_to_num": unary() + [C(Spec(lambda rng: np.array([1.0, np.nan, np.inf, -2.0])))],
+    # ---- complex numbers ------------------------------------------------------
+    "numpy.imag": unary() + [C(carr(3)), C(carr(2, 2))],
+    "numpy.angle": [C(nonzero(3)), C(cnonzero(3)), C(cnonzero(2, 2), deg=True), C(cnonzero(), True)],
+    "numpy.real_if_close": [C(arr(3)), C(carr(3))],
+    "adsrc.rules.complex_numbers.real": [C(arr(2, 3)), C(carr(3)), C(flt())],
+    "adsrc.rules.complex_numbers.imag": [C(arr(2, 3)), C(carr(3)), C(flt())],
+    "numpy.linalg.eig": [C(arr(3, 3)), C(carr(3, 3)), C(arr(2, 3, 3)), C(Spec(lambda rng: np.array(
+        [[0.5, -2.0, 0.3], [1.5, 0.2, -0.4], [0.1, 0.6, 1.1]]) + rng.uniform(-0.1, 0.1, (3, 3))))],
+    "numpy.linalg.eigvals": [C(arr(3, 3)), C(carr(4, 4)), C(arr(2, 3, 3))],
+    # ---- np.fft ---------------------------------------------------------------
+    "numpy.fft.fft": [C(arr(5)), C(carr(4, 3), axis=0), C(arr(5), 7, norm="ortho"), C(carr(6), 4, norm="forward")],
+    "numpy.fft.ifft": [C(carr(5)), C(arr(3, 4), 6), C(carr(6), 3, 0, "ortho")],
+    "numpy.fft.rfft": [C(arr(6)), C(arr(5), 8), C(arr(3, 7), 4, 0, "ortho"), C(arr(6), norm="forward")],
+    "numpy.fft.irfft": [C(carr(4)), C(carr(5), 9), C(carr(4, 3), 3, 0, "ortho"), C(carr(5), 4, norm="forward")],
+    "numpy.fft.hfft": [C(carr(4)), C(carr(5), 7), C(carr(3, 4), 8, norm="ortho")],
+    "numpy.fft.ihfft": [C(arr(6)), C(arr(5), 8), C(arr(3, 5), 3, 0, "forward")],
+    "numpy.fft.fftn": [C(carr(3, 4)), C(arr(2, 3, 4), (4, 2), (0, 2)), C(carr(3, 4), norm="ortho")],
+    "numpy.fft.ifftn": [C(carr(3, 4)), C(arr(2, 3, 4), (2, 5), (1, 2)), C(carr(2, 3), axes=(0,), norm="forward")],
+    "numpy.fft.rfftn": [C(arr(3, 4)), C(arr(2, 3, 5), (4, 2), (0, 2)), C(arr(4, 3), norm="ortho")],
+    "numpy.fft.irfftn": [C(carr(3, 4)), C(carr(2, 3, 4), (3, 5), (1, 2)), C(carr(4, 3), norm="ortho")],
+    "numpy.fft.fft2": [C(carr(3, 4)), C(arr(2, 3, 4), (2, 6), (1, 2)), C(carr(3, 4), axes=(0, 1), norm="ortho")],
+    "numpy.fft.ifft2": [C(carr(3, 4)), C(arr(3, 3), (4, 2), (0, 1), norm="forward")],
+    "numpy.fft.rfft2": [C(arr(3, 4)), C(arr(2, 3, 5), (4, 3), (1, 2))],
+    "numpy.fft.irfft2": [C(carr(3, 4)), C(carr(3, 3), (4, 5), (0, 1), norm="ortho")],
+    "numpy.fft.fftshift": [C(arr(5)), C(carr(3, 4)), C(arr(3, 4), axes=0)],
+    "numpy.fft.ifftshift": [C(arr(5)), C(carr(3, 4)), C(arr(3, 4), axes=(1,))],
     # ---- the math module ------------------------------------------------------
     "math.sin": scalar_math(),
     "math.cos": scalar_math(),
@@ -284,6 +320,16 @@ SAMPLES: dict[str, list[Case]] = {
     "builtins.sum": [C([arr(3), arr(3)]), C([flt(), flt(), flt()]), C(arr(3, 2)), C([arr(2), flt()], arr(2))],
     "builtins.max": [C(flt(), flt()), C(*[flt() for _ in range(16)]), C([flt(), flt(), flt()]), C(arr(4))],
     "builtins.min": [C(flt(), flt()), C(*[flt() for _ in range(16)]), C([flt(), flt(), flt()]), C(arr(4))],
+    "builtins.list": [C(arr(3, 2)), C([arr(2), flt()]), C((flt(), arr(3))), C([flt()])],
+    "builtins.tuple": [C(arr(4)), C([flt(), arr(2, 2)])],
+    "builtins.dict": [C([("a", flt()), ("b", arr(2))]), C([("a", flt()), ("b", arr(2)), ("a", flt())]),
+                      C({"a": flt(), "b": arr(3)})],
+    "adsrc.rules.iterables.unpacked": [C(arr(3, 2), 3), C([flt(), arr(2)], 2), C((arr(2), flt(), flt()), 3),
+                                       C({"w": flt(), "b": arr(2)}, 2)],
+    "adsrc.rules.iterables.dict_values": [C({"w": arr(2, 2), "b": flt()})],
+    "adsrc.rules.iterables.dict_items": [C({"w": arr(3), "b": flt()})],
+    "adsrc.rules.iterables.dict_get": [C({"w": arr(3), "b": flt()}, "w", flt(), wrt=(0,)),
+                                       C({"w": arr(3), "b": flt()}, "z", arr(3))],
     # ---- reductions -----------------------------------------------------------
     "numpy.sum": reduction() + [C(arr(3, 4), where=_MASK), C(arr(2, 3), 1, None, None, True)],
     "numpy.mean": reduction() + [C(arr(3, 4), axis=1, where=_MASK)],
@@ -420,8 +466,8 @@ SAMPLES: dict[str, list[Case]] = {
     "numpy.asanyarray": [C([flt(), flt()]), C(arr(3))],
     "numpy.ascontiguousarray": [C([flt(), flt()]), C(arr(3, 2))],
     "numpy.copy": [C(arr(2, 3)), C(arr())],
-    "adsrc.rules.shape.astype": [C(arr(2, 3), np.float64), C(arr(3), "float64")],
-    "numpy.astype": [C(arr(2, 3), np.float64)],
+    "adsrc.rules.shape.astype": [C(arr(2, 3), np.float64), C(arr(3), "float64"), C(arr(3), np.complex128)],
+    "numpy.astype": [C(arr(2, 3), np.float64), C(arr(2), "complex128")],
     "adsrc.rules.shape.item": [C(arr(2, 3), 4), C(arr(2, 3), (1, 2)), C(arr(1)), C(arr(2, 3), 1, 0)],
     "numpy.tile": [C(arr(3), 2), C(arr(2, 3), (2, 1)), C(arr(2), (2, 1, 3)), C(arr(2, 3), 2)],
     "numpy.repeat": [C(arr(3), 2), C(arr(2, 3), 2, 1), C(arr(2, 3), [1, 0, 2], 1), C(arr(2, 2), [2, 1, 1, 3])],
@@ -473,6 +519,9 @@ SAMPLES: dict[str, list[Case]] = {
 }
 
 METHOD_SAMPLES: dict[str, list[Case]] = {
+    "values": [C({"w": arr(2, 2), "b": flt()})],
+    "items": [C({"w": arr(3), "b": flt()})],
+    "get": [C({"w": arr(3), "b": flt()}, "b", arr(3)), C({"w": arr(3)}, "z", flt())],
     "sum": [C(arr(2, 3)), C(arr(2, 3), 0), C(arr(2, 3), axis=1, keepdims=True)],
     "mean": [C(arr(2, 3)), C(arr(2, 3), (0, 1))],
     "prod": [C(nonzero(2, 3)), C(nonzero(2, 3), 1)],
@@ -497,14 +546,15 @@ METHOD_SAMPLES: dict[str, list[Case]] = {
     "repeat": [C(arr(3), 2), C(arr(2, 3), [1, 2], axis=0)],
     "take": [C(arr(5), [0, 0, 3]), C(arr(2, 3), [2, 2], axis=1)],
     "item": [C(arr(2, 3), 4), C(arr(2, 3), 1, 2), C(arr(1))],
-    "conj": [C(arr(3))],
+    "conj": [C(arr(3)), C(carr(3))],
     "conjugate": [C(arr(2, 2))],
 }
 
 ATTRIBUTE_SAMPLES: dict[str, list[Case]] = {
     "T": [C(arr(2, 3)), C(arr(2, 3, 4)), C(arr(3))],
     "mT": [C(arr(2, 3)), C(arr(2, 3, 4))],
-    "real": [C(arr(2, 3))],
+    "real": [C(arr(2, 3)), C(carr(3))],
+    "imag": [C(arr(2, 3)), C(carr(3))],
 }
 
 # Expected tie-splitting of max/min-type rules, checked exactly.

@@ -160,6 +160,13 @@ ERRORS_ON_CUPY_LIKE = {
     "numpy.linalg.matrix_power", "numpy.linalg.multi_dot", "numpy.linalg.norm", "numpy.linalg.slogdet",
     "numpy.linalg.solve", "numpy.linalg.svdvals", "numpy.linalg.trace", "numpy.linalg.vecdot", "numpy.linspace",
     "numpy.mean", "numpy.repeat", "numpy.sort", "numpy.trace", "numpy.unique", "numpy.vecdot",
+    # Rules added after the survey, written for NumPy arrays: they make NumPy arrays and raise (docs/scaling.md).
+    "adsrc.rules.assembly.index_concatenate", "numpy.block", "numpy.convolve", "numpy.corrcoef", "numpy.correlate",
+    "numpy.cov", "numpy.geomspace", "numpy.gradient", "numpy.i0", "numpy.interp", "numpy.kaiser",
+    "numpy.linalg.cond", "numpy.linalg.lstsq", "numpy.linalg.pinv", "numpy.linalg.qr", "numpy.linalg.svd",
+    "numpy.linalg.tensorsolve", "numpy.logspace", "numpy.nanmedian", "numpy.nanpercentile", "numpy.nanquantile",
+    "numpy.partition", "numpy.poly", "numpy.polyfit", "numpy.polymul", "numpy.polyval", "numpy.trapezoid",
+    "numpy.unique_all", "numpy.unique_counts", "numpy.unique_inverse",
 }
 # np.full(shape, v) does not dispatch on v: for an array type without __array__ (DuckArray, unlike CuPy and
 # Dask) NumPy builds an object array, whose gradient adsrc does not define. Not a rule of CuPy's concern.

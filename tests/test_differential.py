@@ -67,6 +67,8 @@ def test_hand_written_program(func):
     # adsrc may refuse any program (before running it); these ones it must refuse.
     if func.__name__ in diff_programs.REFUSED:
         assert outcome == "refused", f"{func.__name__} was not refused ({outcome})"
+    if func.__name__ in diff_programs.ACCEPTED:
+        assert outcome == "accepted", f"{func.__name__} was refused: {refusal}"
 
 
 @pytest.mark.parametrize("func", safety_programs.FAMILIES, ids=lambda f: f.__name__)

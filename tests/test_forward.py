@@ -13,7 +13,7 @@ import pytest
 
 import adsrc
 import adsrc.rules.registry as registry
-from adsrc.values.containers import add_tangents
+from adsrc.values.containers import add_tangents, part
 from adsrc.values.thunks import zero
 from rule_samples import SAMPLES
 from test_rules import RULES, flat, is_float_like, positions, seed_of, working_leaves
@@ -23,23 +23,35 @@ EPS = 1e-6
 
 # ---- tangent rules against finite differences -----------------------------------------
 def random_direction(value, rng):
-    """A random tangent shaped like ``value`` (nested lists and tuples too)."""
+    """A random tangent shaped like ``value`` (nested lists, tuples and dicts too; a str key stays)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return {k: random_direction(v, rng) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         items = [random_direction(v, rng) for v in value]
         return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
     if isinstance(value, np.ndarray):
+        if value.dtype.kind == "c":  # a complex value moves in any complex direction
+            return rng.standard_normal(value.shape) + 1j * rng.standard_normal(value.shape)
         return rng.standard_normal(value.shape)
+    if isinstance(value, (complex, np.complexfloating)):
+        return complex(rng.standard_normal(), rng.standard_normal())
     return float(rng.standard_normal())
 
 
 def shifted(value, direction, step):
     """``value + step * direction`` leaf by leaf, keeping Python floats as floats."""
     leaves, rebuild = working_leaves(value)
-    moved = [leaf + step * np.asarray(d, dtype=np.float64) for leaf, d in zip(leaves, flat_leaves(direction))]
+    moved = [leaf + step * np.asarray(d, dtype=leaf.dtype) for leaf, d in zip(leaves, flat_leaves(direction))]
     return rebuild(moved)
 
 
 def flat_leaves(value):
+    if isinstance(value, str) or value is zero:
+        return []
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in flat_leaves(v)]
     return [value]
@@ -47,6 +59,10 @@ def flat_leaves(value):
 
 def tangent_leaves(tangent, like):
     """The tangent as arrays aligned with ``flat(like)``; zero stands for zeros."""
+    if isinstance(like, dict):
+        return [leaf for k, v in like.items() for leaf in tangent_leaves(part(tangent, k), v)]
+    if isinstance(like, (type({}.values()), type({}.items()))):
+        like = list(like)
     if isinstance(like, (list, tuple)):
         if tangent is zero:
             return [leaf for v in like for leaf in tangent_leaves(zero, v)]
@@ -58,7 +74,7 @@ def tangent_leaves(tangent, like):
     if tangent is zero:
         return [np.zeros(np.shape(like))]
     assert np.shape(tangent) == np.shape(like), f"tangent shape {np.shape(tangent)} != result shape {np.shape(like)}"
-    return [np.asarray(tangent, dtype=np.float64)]
+    return [np.asarray(tangent, dtype=np.complex128 if np.iscomplexobj(like) else np.float64)]
 
 
 def check_jvp(f, rule, case, seed, label):

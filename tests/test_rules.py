@@ -30,21 +30,32 @@ RTOL, ATOL = 1e-5, 1e-7
 
 
 # ---- pytrees of floats ---------------------------------------------------------
+_VIEWS = (type({}.values()), type({}.items()))
+
+
 def is_float_like(value) -> bool:
-    """A differentiable value: a float array or scalar, or a non-empty list/tuple of them."""
+    """A differentiable value: a float array or scalar, or a non-empty list/tuple/dict of them (strings
+    among them are keys: ``[("a", x)]``, what ``dict`` takes)."""
     if isinstance(value, (bool, np.bool_)):
         return False
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, (float, complex, np.inexact)):
         return True
     if isinstance(value, np.ndarray):
-        return np.issubdtype(value.dtype, np.floating)
+        return np.issubdtype(value.dtype, np.inexact)
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, (list, tuple)) and value:
-        return all(is_float_like(v) for v in value)
+        return all(is_float_like(v) or isinstance(v, str) for v in value) and any(is_float_like(v) for v in value)
     return False
 
 
 def working_leaves(value):
     """float64 copies of the floats in ``value``, and a function rebuilding ``value`` from them."""
+    if isinstance(value, str) or value is zero:  # a key, or the cotangent of one
+        return [], lambda ls: value
+    if isinstance(value, dict):
+        leaves, rebuild = working_leaves(list(value.values()))
+        return leaves, lambda ls: dict(zip(value.keys(), rebuild(ls)))
     if isinstance(value, (list, tuple)):
         parts = [working_leaves(v) for v in value]
         leaves = [leaf for sub, _ in parts for leaf in sub]
@@ -60,29 +71,47 @@ def working_leaves(value):
 
         return leaves, rebuild
     if isinstance(value, np.ndarray):
-        return [value.astype(np.float64)], lambda ls: ls[0]
-    if isinstance(value, np.floating):
-        return [np.array(value, dtype=np.float64)], lambda ls: np.float64(ls[0])
+        return [value.astype(_working(value))], lambda ls: ls[0]
+    if isinstance(value, np.inexact):
+        return [np.array(value, dtype=_working(value))], lambda ls: _working(value).type(ls[0])
+    if isinstance(value, complex):
+        return [np.array(value, dtype=np.complex128)], lambda ls: complex(ls[0])
     return [np.array(value, dtype=np.float64)], lambda ls: float(ls[0])
+
+
+def _working(value):
+    """The dtype finite differences work in: complex128 for complex values, else float64."""
+    return np.dtype(np.complex128 if np.iscomplexobj(value) else np.float64)
 
 
 def flat(value):
     """The leaves of an output or cotangent pytree; non-float leaves and zero become None."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, _VIEWS):
+        value = list(value)
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in flat(v)]
     if value is zero or value is None or not is_float_like(value):
         return [None]
-    return [np.array(value, dtype=np.float64)]  # a copy: outputs may be views of the inputs
+    return [np.array(value, dtype=_working(value))]  # a copy: outputs may be views of the inputs
 
 
 def cotangent(value, rng, dtype=np.float64):
     """A random cotangent with the structure of ``value`` (zero for integer outputs)."""
+    if isinstance(value, dict):
+        return {k: cotangent(v, rng, dtype) for k, v in value.items()}
+    if isinstance(value, _VIEWS):
+        value = list(value)
     if isinstance(value, (list, tuple)):
         return [cotangent(v, rng, dtype) for v in value] if isinstance(value, list) else tuple(
             cotangent(v, rng, dtype) for v in value
         )
     if not is_float_like(value):
         return zero
+    if np.iscomplexobj(value) and dtype is np.float64:
+        # docs/complex.md: the cotangent of a complex output is complex
+        return cotangent(np.real(value), rng) + 1j * cotangent(np.real(value), rng)
     if isinstance(value, float) and dtype is np.float64:
         return float(rng.standard_normal())
     if isinstance(value, (float, np.floating)):
@@ -91,11 +120,20 @@ def cotangent(value, rng, dtype=np.float64):
 
 
 def inner(g, y) -> float:
-    return sum(float(np.sum(a * b)) for a, b in zip(flat(g), flat(y)) if a is not None and b is not None)
+    """The pairing of a cotangent with a tangent: Re(sum(g * y)), no conjugate (docs/complex.md)."""
+    return sum(float(np.real(np.sum(a * b))) for a, b in zip(flat(g), flat(y)) if a is not None and b is not None)
 
 
 def result_leaves(result, like):
     """A vjp's result as arrays aligned with ``working_leaves(like)``, checking its structure."""
+    if isinstance(like, str):
+        return []
+    if isinstance(like, dict):
+        if result is not zero:
+            assert isinstance(result, dict), f"expected a dict of gradients, got {type(result).__name__}"
+            assert set(result) <= set(like), f"gradients for keys {set(result) - set(like)} the dict lacks"
+        return [leaf for k, v in like.items() for leaf in result_leaves(zero if result is zero else
+                                                                         result.get(k, zero), v)]
     if isinstance(like, (list, tuple)):
         if result is zero:
             return [leaf for v in like for leaf in result_leaves(zero, v)]
@@ -140,12 +178,16 @@ def finite_differences(f, args, kwargs, p):
         per_element = []
         for j in range(leaf.size):
             old = leaf.flat[j]
-            leaf.flat[j] = old + EPS
-            plus = flat(call())
-            leaf.flat[j] = old - EPS
-            minus = flat(call())
-            leaf.flat[j] = old
-            per_element.append([None if a is None else (a - b) / (2 * EPS) for a, b in zip(plus, minus)])
+            directions = []
+            # a complex element moves along its real and its imaginary axis
+            for step in ((EPS, 1j * EPS) if leaf.dtype.kind == "c" else (EPS,)):
+                leaf.flat[j] = old + step
+                plus = flat(call())
+                leaf.flat[j] = old - step
+                minus = flat(call())
+                leaf.flat[j] = old
+                directions.append([None if a is None else (a - b) / (2 * EPS) for a, b in zip(plus, minus)])
+            per_element.append(directions)
         columns.append(per_element)
     return columns
 
@@ -154,11 +196,13 @@ def fd_gradient(columns, g, like_leaves):
     g_leaves = flat(g)
     out = []
     for per_element, leaf in zip(columns, like_leaves):
-        grad = np.zeros(leaf.shape)
-        for j, diffs in enumerate(per_element):
-            grad.flat[j] = sum(
-                float(np.sum(gl * d)) for gl, d in zip(g_leaves, diffs) if gl is not None and d is not None
-            )
+        grad = np.zeros(leaf.shape, dtype=leaf.dtype)
+        for j, directions in enumerate(per_element):
+            # docs/complex.md: Re(vjp(g) * v) == Re(sum(g * J v)) for v = 1 and v = i, so the real part
+            # pairs with the real direction and minus the imaginary part with the imaginary one
+            along = [sum(float(np.real(np.sum(gl * d))) for gl, d in zip(g_leaves, diffs)
+                         if gl is not None and d is not None) for diffs in directions]
+            grad.flat[j] = along[0] - 1j * along[1] if len(along) == 2 else along[0]
         out.append(grad)
     return out
 
@@ -178,7 +222,8 @@ def check_against_fd(f, vjps, case, seed, label):
     ans = f(*args, **kwargs)
     g = cotangent(ans, rng)
     variants = [g]
-    if isinstance(g, (list, tuple)) and len(g) > 1:  # a piece with no gradient arrives as zero
+    if isinstance(g, (list, tuple)) and len(g) > 1 and not isinstance(g[0], (list, tuple, dict)):
+        # a piece with no gradient arrives as zero
         variants.append(type(g)([zero, *g[1:]]) if isinstance(g, tuple) else [zero, *g[1:]])
     checked = positions(vjps, case, args)
     assert checked, f"{label}: the sample has no differentiable argument"

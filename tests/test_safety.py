@@ -10,7 +10,7 @@
 * Scale: a 1,000,000-iteration loop, 1,000,000 accumulations into one
   AccThunk, and recursion near Python's limit.
 * Numerics: NaN/inf propagate, float32 stays float32, integer, bool and
-  complex arguments are refused clearly.
+  complex outputs of grad are refused clearly (complex arguments are differentiated).
 * Cache: redefinition, rebound globals and changed closure cells are seen.
 """
 from __future__ import annotations
@@ -340,9 +340,17 @@ def test_integer_arguments_outside_wrt_are_fine():
 
 
 @pytest.mark.parametrize("value", [1 + 2j, np.array([1 + 1j, 2.0]), np.complex64(1)], ids=str)
-def test_complex_arguments_are_refused_clearly(value):
-    with pytest.raises(errors.InvalidArgument, match="complex"):
+def test_complex_arguments_are_differentiated_and_complex_outputs_refused_clearly(value):
+    # docs/complex.md: the gradient of |z|^2 is 2 conj(z), of the argument's type
+    got = adsrc.grad(modulus_squared)(value)
+    np.testing.assert_allclose(got, 2 * np.conj(value), rtol=1e-6)
+    assert type(got) is type(value) or np.shape(got) == np.shape(value) and np.result_type(got) == np.result_type(value)
+    with pytest.raises(errors.NonScalarOutput, match="complex"):
         adsrc.grad(square_sum)(value)
+
+
+def modulus_squared(z):
+    return np.sum(np.abs(z) ** 2)
 
 
 # -- the compile cache -------------------------------------------------------------------

@@ -127,6 +127,8 @@ def _outputs(f, args, kwargs, base):
     for a, b in zip(out, base):
         if (a is None) != (b is None) or (a is not None and (a.shape != b.shape or not np.all(np.isfinite(a)))):
             return None
+        if a is not None and a.dtype.kind == "c" and b.dtype.kind != "c":
+            return None  # a real function that turned complex (Python's (-1.0) ** 0.5): outside its real domain
     return out
 
 
@@ -184,7 +186,7 @@ def _dot(g_leaves, diffs):
     total = 0.0
     for gl, d in zip(g_leaves, diffs):
         if gl is not None and d is not None:
-            total += float(np.sum(gl * d))
+            total += float(np.real(np.sum(gl * d)))  # the transpose pairing (docs/complex.md)
     return total if np.isfinite(total) else None
 
 
@@ -204,24 +206,28 @@ def test_vjp_at_degenerate_points(name, i, variant):
         got = result_leaves(result, args[p])
         leaves, rebuild = working_leaves(args[p])
         for k, leaf in enumerate(leaves):
+            # a complex element moves along its real axis, whose pairing is Re(vjp), and its imaginary
+            # axis, whose pairing is -Im(vjp) (docs/complex.md)
+            units = ((1.0, np.real), (1j, lambda v: -np.imag(v))) if leaf.dtype.kind == "c" else ((1.0, np.real),)
             for j in range(leaf.size):
                 old = leaf.flat[j]
+                for unit, component in units:
 
-                def at(step):
-                    leaf.flat[j] = old + step
-                    try:
-                        return _outputs(rule.func, (*args[:p], rebuild(leaves), *args[p + 1:]), kwargs, base)
-                    finally:
-                        leaf.flat[j] = old
+                    def at(step):
+                        leaf.flat[j] = old + step * unit
+                        try:
+                            return _outputs(rule.func, (*args[:p], rebuild(leaves), *args[p + 1:]), kwargs, base)
+                        finally:
+                            leaf.flat[j] = old
 
-                columns = [_one_sided(at, base, sign) for sign in (1.0, -1.0)]
-                kind = _classify(*[None if c is None else np.concatenate([np.ravel(x) for x in c if x is not None])
-                                   for c in columns])
-                if kind == "smooth" and name in TIE_SHARING and np.sum(leaf == leaf.flat[j]) > 1:
-                    kind = "kink"
-                plus, minus = (None if c is None else _dot(g_leaves, c) for c in columns)
-                _check_element(float(np.asarray(got[k], dtype=float).flat[j]), kind, plus, minus,
-                               f"{name}[{i}] at {variant}: vjp of argument {p}, leaf {k}, element {j}")
+                    columns = [_one_sided(at, base, sign) for sign in (1.0, -1.0)]
+                    kind = _classify(*[None if c is None else np.concatenate([np.ravel(x) for x in c if x is not None])
+                                       for c in columns])
+                    if kind == "smooth" and name in TIE_SHARING and np.sum(leaf == leaf.flat[j]) > 1:
+                        kind = "kink"
+                    plus, minus = (None if c is None else _dot(g_leaves, c) for c in columns)
+                    _check_element(float(component(np.asarray(got[k]).flat[j])), kind, plus, minus,
+                                   f"{name}[{i}] at {variant}: vjp of argument {p}, leaf {k}, element {j}")
 
 
 @pytest.mark.parametrize("name,i,variant", SINGULAR_CASES)
@@ -245,7 +251,7 @@ def test_jvp_at_degenerate_points(name, i, variant):
         for p in moved:
             leaves, rebuild = working_leaves(args[p])
             d_leaves = flat(directions[p]) if isinstance(args[p], (list, tuple)) else [np.asarray(directions[p])]
-            shifted_args[p] = rebuild([leaf + step * np.asarray(d, dtype=float) for leaf, d in zip(leaves, d_leaves)])
+            shifted_args[p] = rebuild([leaf + step * np.asarray(d, dtype=leaf.dtype) for leaf, d in zip(leaves, d_leaves)])
         return _outputs(rule.func, shifted_args, kwargs, base)
 
     plus, minus = _one_sided(along, base, 1.0), _one_sided(along, base, -1.0)
@@ -267,11 +273,13 @@ def test_jvp_at_degenerate_points(name, i, variant):
         if tangent is None or b is None:
             continue
         for j in range(b.size):
-            fwd = None if plus is None or not np.isfinite(plus[k].flat[j]) else float(plus[k].flat[j])
-            bwd = None if minus is None or not np.isfinite(minus[k].flat[j]) else float(minus[k].flat[j])
-            kind = _classify(None if fwd is None else np.array([fwd]), None if bwd is None else np.array([bwd]))
-            _check_element(float(tangent.flat[j]), kind, fwd, bwd,
-                           f"{name}[{i}] at {variant}: jvp, output leaf {k}, element {j}")
+            # a complex output: its real and imaginary parts are checked as two real outputs
+            for part in ((np.real, np.imag) if b.dtype.kind == "c" else (np.real,)):
+                fwd = None if plus is None or not np.isfinite(plus[k].flat[j]) else float(part(plus[k].flat[j]))
+                bwd = None if minus is None or not np.isfinite(minus[k].flat[j]) else float(part(minus[k].flat[j]))
+                kind = _classify(None if fwd is None else np.array([fwd]), None if bwd is None else np.array([bwd]))
+                _check_element(float(part(tangent.flat[j])), kind, fwd, bwd,
+                               f"{name}[{i}] at {variant}: jvp, output leaf {k}, element {j}")
 
 
 def test_enough_singular_cases():

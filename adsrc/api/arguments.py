@@ -204,9 +204,6 @@ def _check_leaf(name: str, value: Any) -> None:
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it holds "
                               f"{kind} ({dtype}), which have no gradient; pass it as floats "
                               f"(e.g. np.asarray(x, float)), or leave it out of wrt")
-    if dtype.kind == "c":
-        raise InvalidArgument(f"cannot differentiate with respect to {name!r}: complex inputs "
-                              f"are not supported")
 
 
 def _foreign_dtype(name: str, value: Any) -> np.dtype:
@@ -217,33 +214,6 @@ def _foreign_dtype(name: str, value: Any) -> np.dtype:
         raise InvalidArgument(f"cannot differentiate with respect to {name!r}: it is a {type(value).__name__} "
                               f"of dtype {value.dtype}, which is not a NumPy dtype; adsrc differentiates "
                               f"arrays of real floating dtypes") from None
-
-
-def refuse_complex(func: Callable, value: Any, what: str) -> None:
-    """Refuse a complex value (or a container holding one) as an output or cotangent of ``func``.
-
-    Complex differentiation is not supported yet: the rules would drop the
-    imaginary part, or NumPy would with a ComplexWarning, so the result would
-    be silently wrong.
-    """
-    kind = type(value)
-    if kind is float or kind is np.ndarray and value.dtype.kind != "c":
-        return
-    for leaf in leaves(value):
-        dtype = getattr(leaf, "dtype", None)
-        if (dtype.kind == "c" if isinstance(dtype, np.dtype) else isinstance(leaf, complex)):
-            raise InvalidArgument(
-                f"{getattr(func, '__name__', func)} ({where(func)}) {what} a complex value "
-                f"({_complex_description(leaf)}): complex differentiation is not supported yet (a real "
-                f"gradient would silently lose the imaginary part). Differentiate a real quantity: "
-                f"split it into real and imaginary parts (np.real, np.imag) computed from real values")
-
-
-def _complex_description(leaf: Any) -> str:
-    dtype = getattr(leaf, "dtype", None)
-    if isinstance(leaf, np.ndarray):
-        return f"an array of dtype {dtype} and shape {leaf.shape}"
-    return f"a {type(leaf).__name__}"
 
 
 def scalar_seed(value: Any, func: Callable) -> Any:
@@ -325,6 +295,10 @@ class Fresh:
             return {k: self.finish(part(gradient, k), v) for k, v in like.items()}
         if isinstance(like, (list, tuple)):
             return type(like)(self.finish(part(gradient, i), v) for i, v in enumerate(like))
+        if _is_complex(gradient) and not _is_complex(like):
+            # The gradient of a real argument is real: the imaginary part of the cotangent of a real
+            # value carries nothing (docs/complex.md).
+            gradient = np.real(gradient)
         if isinstance(like, np.ndarray):
             if gradient is zero:
                 return self._claim(np.zeros_like(like))
@@ -334,6 +308,8 @@ class Fresh:
             return self._claim(out)
         if isinstance(like, np.generic):
             return like.dtype.type(0) if gradient is zero else like.dtype.type(gradient)
+        if type(like) is complex:
+            return 0j if gradient is zero else complex(gradient)
         return 0.0 if gradient is zero else float(gradient)
 
 
@@ -359,6 +335,10 @@ class Fresh:
             gradient = gradient.copy()  # a Dask array's copy is a new object on the same graph: free
         self._taken[id(gradient)] = gradient
         return gradient
+
+def _is_complex(value: Any) -> bool:
+    dtype = getattr(value, "dtype", None)
+    return dtype.kind == "c" if isinstance(dtype, np.dtype) else type(value) is complex
 
 
 def explain(error: BaseException, func: Callable) -> None:

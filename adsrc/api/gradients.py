@@ -18,7 +18,7 @@ from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import TangentList, TangentTuple, to_tangent, zero
-from .arguments import (Fresh, Wrt, bind, check_differentiable, choose_wrt, explain, positions, refuse_complex,
+from .arguments import (Fresh, Wrt, bind, check_differentiable, choose_wrt, explain, positions,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
 from .forward import jvp, split_aux
@@ -152,12 +152,10 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
         explain(error, func)
         raise
     value, aux = split_aux(returned, func) if has_aux else (returned, None)
-    refuse_complex(func, value, "returned")
     state = {"pullback": first}
 
     def pullback(cotangent: Any) -> Any:
         refuse_subclasses(func, "cotangent", cotangent, "pullback's")
-        refuse_complex(func, cotangent, "was given a cotangent that holds")
         backward = state.pop("pullback", None)
         if backward is None:
             backward = adjoint.function(*values)[1]

@@ -17,6 +17,8 @@ from typing import Any
 
 import gast
 
+from ..ir.contexts import restore_with
+
 _serial = itertools.count(1)
 # Generated file name -> {generated line: "file:line: original statement"}, while its function lives.
 _origins: dict[str, dict[int, str]] = {}
@@ -30,6 +32,7 @@ def unparse(node: gast.AST) -> str:
 
 
 def module_source(header: list[str], function: gast.FunctionDef, title: str) -> str:
+    restore_with([function])  # with statements the passes carried as markers (ir/contexts.py)
     lines = [f"# {title}", *header, "", "", unparse(function), ""]
     return "\n".join(lines)
 

@@ -35,6 +35,8 @@ from ..errors import UnsupportedSyntax
 from ..frontend.activity import analyze
 from ..frontend.anf import CalleeResolver, local_names, to_anf
 from ..frontend.desugar import desugar
+from ..frontend.assignments import lower_assignments
+from ..frontend.aliasing import Aliasing
 from ..frontend.fence import check_syntax
 from ..frontend.maps import rewrite_maps
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
@@ -51,7 +53,7 @@ from .codegen import load, module_source
 
 # What generated code imports from adsrc.runtime, in both modes (runtime.__all__ is this list).
 RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
-                 "written_part", "cleared", "written_tangent", "detached", "loop_length",
+                 "written_part", "cleared", "written_tangent", "detached", "loop_length", "unpacked",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
                  "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate")
 
@@ -193,6 +195,7 @@ def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compil
 def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func)
+    lower_assignments(parsed, Aliasing(parsed).makes_fresh_array)
     check_syntax(parsed)
     refuse_updates_seen_through_views(parsed)
     node = parsed.node

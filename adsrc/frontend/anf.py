@@ -114,6 +114,7 @@ class Prim:
     method: str | None = None
     starred: tuple = ()
     mapping: tuple = ()
+    source: str | None = None  # the callee expression, where it is not a name (np.vectorize(math.erf))
 
 
 def call_site(prim: Prim, where: str) -> tuple[str, str]:
@@ -124,6 +125,7 @@ def call_site(prim: Prim, where: str) -> tuple[str, str]:
     options += f", method={prim.method!r}" if prim.method else ""
     options += f", starred={prim.starred!r}" if prim.starred else ""
     options += f", mapping={prim.mapping!r}" if prim.mapping else ""
+    options += f", source={prim.source!r}" if prim.source else ""
     return label, options
 
 
@@ -527,7 +529,8 @@ class ANF(CalleeResolver):
         callee = gast.Attribute(value=first, attr=func.attr, ctx=gast.Load()) if method else first
         forward = gast.Call(func=callee, args=forward_args, keywords=keywords)
         prim = Prim("dynamic", [first] + atoms, [k for k in keywords if k.arg is not None],
-                    method=func.attr if method else None, starred=tuple(starred), mapping=tuple(mapping))
+                    method=func.attr if method else None, starred=tuple(starred), mapping=tuple(mapping),
+                    source=None if isinstance(func, (gast.Name, gast.Attribute)) else _source_of(func))
         return forward, prim
 
     def rule_call(self, func: Any, args: list[gast.expr], keywords: list[gast.keyword], node: gast.Call,

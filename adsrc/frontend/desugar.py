@@ -5,30 +5,30 @@ Input: a fenced FunctionDef. Output: a FunctionDef in which
 * functions defined inside it (``def`` or ``name = lambda``) are inlined
   at their calls (see inline.py);
 * ``x op= e`` is ``x = x op e`` and ``x: T = e`` is ``x = e``;
+* ``with np.errstate(...)`` and ``with warnings.catch_warnings()`` bodies
+  sit between markers that codegen makes a with statement again (see
+  ir/contexts.py);
 * ``sum(e for x in xs if c)`` (or over a list comprehension) is an explicit
   accumulation loop placed before the statement that used it, and any other
   list comprehension or generator expression a loop that appends to a list;
+  a dict comprehension a loop that appends ``(key, value)`` pairs, then
+  ``dict(pairs)``; ``list(zip(...))``, ``tuple(enumerate(...))``,
+  ``list(reversed(...))`` and ``dict(zip(...))`` are the comprehensions that
+  build the same container;
   a comprehension in a branch of ``a if c else b``, or after the first
   operand of ``and``/``or``, runs only where Python would run it: that
   expression becomes an if statement assigning a fresh name, as does any
   ``and``/``or`` whose operands are not all evidently bools (its result may
   be a differentiable operand);
-* ``for i, x in enumerate(xs)`` is a plain loop ``for x in xs`` with a
-  counter beside it, so it iterates as Python does (a dict gives its keys);
-  ``for a, b in zip(as_, bs)`` is an index loop, which only a sequence
-  (list, tuple, range, str, NumPy array) runs as Python would: a zip over
-  something else (a dict, a dict view, a set, a generator) is refused, at
-  compile time where the argument is evidently not a sequence, else by a
-  check before the loop that raises UnsupportedSyntax naming the line;
-* a loop whose iterable is a name the loop itself rebinds (``for x in x``)
-  runs over the object the name held when the loop began; tuple loop
-  targets are unpacked in the body;
-* the builtins generated code calls (``range``, ``len``, ``min`` and the
-  ones the zip check needs) are called under names the function does not
+* loops over enumerate, zip, reversed, dicts and their views are lowered as
+  loops.py says, and every assignment is single and flat (assignments.py);
+  ``a, b = e`` reads what Python's unpacking iterates;
+* the builtins generated code calls (``range``, ``len``, ``min``, ``list``,
+  ``dict``) are called under names the function does not
   bind: their own name where the function never rebinds it, else a fresh
   name bound by ``from builtins import ...`` at the top of the body (see
-  :func:`builtin_name`); ``zip``, ``enumerate`` and ``sum`` are lowered only
-  where the name is the builtin;
+  :func:`builtin_name`); ``zip``, ``enumerate``, ``reversed`` and ``sum`` are
+  lowered only where the name is the builtin;
 * every ``break``, ``continue`` and ``return`` is the last statement of its
   block, and nothing follows a statement that may jump: what followed is
   copied into each branch that falls through, so the reverse pass needs only
@@ -45,17 +45,19 @@ import copy
 import gast
 
 from ..errors import UnsupportedSyntax
-from .inline import inline_local_functions
 from ..ir.build import assign, call, const, located, name, store
+from ..ir.contexts import lower_with
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
-from .fence import SyntaxFence
+from .aliasing import Aliasing
+from .assignments import flatten_assignments
+from .inline import inline_local_functions
+from .loops import LoopLowering, _names_in
 from .parse import _MISSING, Parsed
 
 # Builtins that generated code may call: the index loops of zip (here) and of ANF,
 # and the backward sweep's replay of loops.
-GENERATED_BUILTINS = ("range", "len", "min")
-# Methods whose result is a dict view: never indexed by position.
-_DICT_VIEWS = ("keys", "values", "items")
+GENERATED_BUILTINS = ("range", "len", "min", "list", "dict")
+_COMPREHENSIONS = (gast.GeneratorExp, gast.ListComp, gast.DictComp)
 
 
 class Simplify(gast.NodeTransformer):
@@ -98,10 +100,6 @@ def _as_list(result) -> list[gast.stmt]:
     return result if isinstance(result, list) else [result]
 
 
-def _names_in(nodes) -> set[str]:
-    return {n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)}
-
-
 
 class _ComprehensionHoister(gast.NodeTransformer):
     """Replaces comprehensions in one statement by fresh names, collecting their loops.
@@ -129,6 +127,9 @@ class _ComprehensionHoister(gast.NodeTransformer):
 
     def visit_Call(self, node: gast.Call):
         func = node.func
+        spelled = self.spelled_out(node)
+        if spelled is not None:
+            return self.visit(spelled)
         if not (isinstance(func, gast.Name) and func.id == "sum" and node.args
                 and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp))
                 and self.desugar.is_builtin("sum")):
@@ -140,6 +141,34 @@ class _ComprehensionHoister(gast.NodeTransformer):
         body = [assign(total, gast.BinOp(left=name(total), op=gast.Add(), right=comp.elt), node)]
         self.before.extend(located([assign(total, start, node)] + self.loops(comp, body), node))
         return name(total)
+
+    def spelled_out(self, node: gast.Call) -> gast.expr | None:
+        """``list(zip(xs, ys))``, ``tuple(enumerate(xs))``, ``list(reversed(xs))``, ``dict(zip(ks, vs))``
+        as the comprehension that builds the same container (``[(a, b) for a, b in zip(xs, ys)]``),
+        which adsrc differentiates; None for any other call."""
+        outer = self.desugar._builtin_call(node)
+        if outer not in ("list", "tuple", "dict") or len(node.args) != 1 or node.keywords:
+            return None
+        inner = node.args[0]
+        kind = self.desugar._builtin_call(inner)
+        if kind == "zip" and inner.args and not inner.keywords:
+            items = [self.desugar.namer.fresh("item") for _ in inner.args]
+        elif kind == "enumerate" and 1 <= len(inner.args) <= 2 and not inner.keywords:
+            items = [self.desugar.namer.fresh("count"), self.desugar.namer.fresh("item")]
+        elif kind == "reversed" and len(inner.args) == 1 and not inner.keywords and outer != "dict":
+            items = [self.desugar.namer.fresh("item")]
+        else:
+            return None
+        target = store(items[0]) if len(items) == 1 else gast.Tuple(elts=[store(i) for i in items], ctx=gast.Store())
+        loop = [gast.comprehension(target=target, iter=inner, ifs=[], is_async=0)]
+        if outer == "dict":
+            if len(items) != 2:
+                return None
+            return located([gast.DictComp(key=name(items[0]), value=name(items[1]), generators=loop)], node)[0]
+        elt = name(items[0]) if len(items) == 1 else gast.Tuple(elts=[name(i) for i in items], ctx=gast.Load())
+        comp = located([gast.ListComp(elt=elt, generators=loop)], node)[0]
+        return comp if outer == "list" else gast.copy_location(
+            gast.Call(func=node.func, args=[comp], keywords=[]), node)
 
     def visit_Lambda(self, node: gast.Lambda) -> gast.Lambda:
         """Only the defaults run where the lambda is defined; its body is desugared where it is inlined."""
@@ -158,6 +187,19 @@ class _ComprehensionHoister(gast.NodeTransformer):
         return name(items)
 
     visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node):
+        """``{k: v for ...}``: a list of ``(k, v)`` pairs built by a loop, then ``dict(pairs)``, which
+        keeps each key's first position and last value, as the comprehension does."""
+        self.desugar.isolate_targets(node)
+        pairs = self.desugar.namer.fresh(self.hint(node, "pairs_of_", "pairs"))
+        pair = gast.Tuple(elts=[node.key, node.value], ctx=gast.Load())
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=name(pairs), attr="append", ctx=gast.Load()), args=[pair], keywords=[]))
+        empty = assign(pairs, gast.List(elts=[], ctx=gast.Load()), node)
+        self.before.extend(located([empty] + self.loops(node, [append]), node))
+        self.desugar.lists.add(pairs)
+        return call(self.desugar.builtin("dict"), name(pairs))
 
     def visit_IfExp(self, node: gast.IfExp):
         """``a if c else b`` with a comprehension in a branch: an if statement, so the
@@ -202,10 +244,10 @@ def _is_truth_value(node: gast.AST) -> bool:
 
 
 def _has_comprehension(node: gast.AST) -> bool:
-    return any(isinstance(n, (gast.GeneratorExp, gast.ListComp)) for n in gast.walk(node))
+    return any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(node))
 
 
-class Desugar:
+class Desugar(LoopLowering):
     def __init__(self, parsed: Parsed, namer: Namer):
         self.parsed = parsed
         self.namer = namer
@@ -230,8 +272,9 @@ class Desugar:
         """True if ``builtin`` means the builtin of that name everywhere in the function."""
         if builtin in self._bound:
             return False
+        real = getattr(builtins, builtin, _MISSING)
         obj = self.parsed.resolve(builtin)
-        return obj is _MISSING or obj is getattr(builtins, builtin)
+        return real is not _MISSING and (obj is _MISSING or obj is real)
 
     def builtin(self, builtin: str) -> str:
         """The name generated code calls ``builtin`` by: its own, unless the function binds
@@ -288,7 +331,7 @@ class Desugar:
         out: list[gast.stmt] = []
         for stmt in stmts:
             if isinstance(stmt, gast.While):
-                if any(isinstance(n, (gast.GeneratorExp, gast.ListComp)) for n in gast.walk(stmt.test)):
+                if any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(stmt.test)):
                     raise UnsupportedSyntax("sum over a comprehension in a while condition",
                                             self.parsed.where(stmt.test))
             hoister = _ComprehensionHoister(self)
@@ -299,130 +342,6 @@ class Desugar:
             out.extend(self.hoist_sums(hoister.before))
             out.append(stmt)
         return out
-
-    # -- loops -----------------------------------------------------------
-    def lower_loops(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for stmt in stmts:
-            for field in ("body", "orelse"):
-                if hasattr(stmt, field):
-                    setattr(stmt, field, self.lower_loops(getattr(stmt, field)))
-            if isinstance(stmt, gast.For):
-                out.extend(self._lower_for(stmt))
-            else:
-                out.append(stmt)
-        return out
-
-    def _sequence(self, expr: gast.expr, hint: str, before: list, loop: gast.For) -> gast.expr:
-        """The sequence a loop indexes: a name, bound to a fresh one if the loop rebinds it
-        (Python iterates over the object the name held when the loop began)."""
-        if isinstance(expr, gast.Name) and expr.id not in _rebound(loop):
-            return expr
-        seq = self.namer.fresh(hint)
-        before.append(assign(seq, expr, expr))
-        return name(seq)
-
-    def _builtin_call(self, node: gast.expr) -> str | None:
-        """The name of the builtin ``node`` calls (zip, enumerate), if it is one, without ``*``."""
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and self.is_builtin(node.func.id) \
-                and not any(isinstance(a, gast.Starred) for a in node.args) \
-                and all(k.arg is not None for k in node.keywords):
-            return node.func.id
-        return None
-
-    def _lower_for(self, loop: gast.For) -> list[gast.stmt]:
-        it, target, before = loop.iter, loop.target, []
-        func = self._builtin_call(it)
-        if func == "enumerate" and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args \
-                and all(k.arg == "start" for k in it.keywords):
-            return self._lower_enumerate(loop)
-        if func == "zip" and it.args and not it.keywords:
-            return self._lower_zip(loop)
-        if isinstance(it, gast.Name) and it.id in _names_in([target]):
-            # for x in x: the loop runs over what x held first.
-            loop.iter = self._sequence(it, f"{it.id}_seq", before, loop)
-        if not isinstance(target, gast.Name):
-            item = self.namer.fresh("item")
-            loop.target = store(item)
-            loop.body = located([gast.Assign(targets=[target], value=name(item), type_comment=None)], loop) + loop.body
-        return located(before, loop) + [loop]
-
-    def _lower_enumerate(self, loop: gast.For) -> list[gast.stmt]:
-        """``for i, x in enumerate(xs, start)``: ``for x in xs`` with a counter, which
-        iterates over ``xs`` as Python does (a dict gives its keys)."""
-        it, target = loop.iter, loop.target
-        start = it.args[1] if len(it.args) > 1 else it.keywords[0].value if it.keywords else const(0)
-        pair = isinstance(target, gast.Tuple) and len(target.elts) == 2
-        hint = f"next_{target.elts[0].id}" if pair and isinstance(target.elts[0], gast.Name) else "count"
-        count = self.namer.fresh(hint)
-        step = assign(count, gast.BinOp(left=name(count), op=gast.Add(), right=const(1)))
-        if pair:
-            index, item = target.elts
-            prefix = [gast.Assign(targets=[index], value=name(count), type_comment=None), step]
-        else:
-            fresh = self.namer.fresh("item")
-            item = store(fresh)
-            prefix = [gast.Assign(targets=[target], value=gast.Tuple(elts=[name(count), name(fresh)],
-                                                                      ctx=gast.Load()), type_comment=None), step]
-        before = located([assign(count, start)], loop)
-        loop.iter, loop.target = it.args[0], item
-        loop.body = located(prefix, loop) + loop.body
-        return before + self._lower_for(loop)
-
-    def _lower_zip(self, loop: gast.For) -> list[gast.stmt]:
-        """``for a, b in zip(as_, bs)``: ``for i in range(loop_length(where, as_, bs)): a = as_[i]; b = bs[i]``;
-        ``loop_length`` checks that each argument is a sequence, which indexing runs as Python's zip
-        (``min(len(as_), len(bs))`` where that is evident).
-        A zip among the arguments (``zip(xs, zip(ys, zs))``) adds its own to the index loop."""
-        it, target, before = loop.iter, loop.target, []
-        index = self.namer.fresh("i")
-        seqs: list[tuple[gast.expr, gast.expr]] = []
-        items = self._zip_items(it, index, loop, before, seqs)
-        if all(self._is_sequence(arg) for arg, _ in seqs):
-            lengths = [call(self.builtin("len"), copy.deepcopy(seq)) for _, seq in seqs]
-            count = lengths[0] if len(lengths) == 1 else call(self.builtin("min"), *lengths)
-        else:  # loop_length refuses, when the loop starts, an argument that indexing would not iterate as zip does
-            count = call(self.runtime["loop_length"], const(self.parsed.where(it)), *[copy.deepcopy(s) for _, s in seqs])
-        loop.iter = call(self.builtin("range"), count)
-        if isinstance(target, gast.Tuple) and len(target.elts) == len(items):
-            prefix = [gast.Assign(targets=[t], value=v, type_comment=None) for t, v in zip(target.elts, items)]
-        else:
-            prefix = [gast.Assign(targets=[target], value=gast.Tuple(elts=items, ctx=gast.Load()), type_comment=None)]
-        loop.target = store(index)
-        loop.body = located(prefix, loop) + loop.body
-        return located(before, loop) + [loop]
-
-    def _zip_items(self, it: gast.Call, index: str, loop: gast.For, before: list, seqs: list) -> list[gast.expr]:
-        """The items zip(...) yields at position ``index``: ``seq[index]`` for each argument, a tuple of
-        them for an argument that is itself a zip. Collects (argument, sequence) pairs in ``seqs``."""
-        items: list[gast.expr] = []
-        for arg in it.args:
-            if self._builtin_call(arg) == "zip" and arg.args and not arg.keywords:
-                items.append(gast.Tuple(elts=self._zip_items(arg, index, loop, before, seqs), ctx=gast.Load()))
-                continue
-            self._refuse_non_sequence(arg)
-            seq = self._sequence(arg, "seq", before, loop)
-            seqs.append((arg, seq))
-            items.append(gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()))
-        return items
-
-    def _is_sequence(self, arg: gast.expr) -> bool:
-        """True if ``arg`` evidently evaluates to a sequence: a list or tuple display, a string,
-        a call of the builtin range, the list a comprehension became."""
-        return isinstance(arg, (gast.List, gast.Tuple)) \
-            or (isinstance(arg, gast.Constant) and isinstance(arg.value, str)) \
-            or (isinstance(arg, gast.Name) and arg.id in self.lists) \
-            or self._builtin_call(arg) == "range"
-
-    def _refuse_non_sequence(self, arg: gast.expr) -> None:
-        """Refuse, before anything runs, a zip over what is evidently not a sequence."""
-        remedy = ("zip pairs up sequences (lists, tuples, arrays) by position; for a dict, loop over its keys "
-                  "with `for k in d:` and read `d[k]` in the body")
-        if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Attribute) and arg.func.attr in _DICT_VIEWS:
-            raise UnsupportedSyntax(f"zip over .{arg.func.attr}() (a dict view)", self.parsed.where(arg), remedy)
-        if isinstance(arg, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)) \
-                or (isinstance(arg, gast.Name) and arg.id in self._dicts):
-            raise UnsupportedSyntax("zip over a dict (or set)", self.parsed.where(arg), remedy)
 
     # -- returns and jumps ----------------------------------------------
     def convert_returns(self, stmts: list[gast.stmt], depth: int) -> list[gast.stmt]:
@@ -492,11 +411,12 @@ class Desugar:
 
     def shared_names(self) -> dict[str, bool]:
         if getattr(self, "_shared", None) is None:
-            self._shared = SyntaxFence(self.parsed).shared_names()
+            self._shared = Aliasing(self.parsed).shared_names()
         return self._shared
 
     def prepare(self, body: list[gast.stmt]) -> list[gast.stmt]:
         """Simplify assignments, drop docstrings and hoist comprehensions in one body."""
+        body = lower_with(body, self.namer.fresh)
         simplify = Simplify(self.shared_names(), self.runtime.get("rebinding"), self.parsed)
         body = [out for s in body for out in _as_list(simplify.visit(s))]
         body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
@@ -527,6 +447,8 @@ class Desugar:
         body = self.prepare(node.body)
         body = inline_local_functions(self.parsed, self.namer, body, self.prepare)
         body = self.lower_loops(body)
+        body = flatten_assignments(body, self.namer, self.parsed)
+        self.check_unpacking(body)
         body = self.convert_returns(body, 0)
         body = self.normalize_jumps(body)
         body = self.single_exit(body)
@@ -559,11 +481,6 @@ def _falls_through(block: list[gast.stmt]) -> bool:
     if isinstance(last, gast.If):
         return _falls_through(last.body) or _falls_through(last.orelse)
     return True
-
-
-def _rebound(loop: gast.For) -> set[str]:
-    """The names a loop assigns: its target's and its body's."""
-    return stored_names(loop.body) | _names_in([loop.target])
 
 
 def _makes_dict(value: gast.expr, desugar: "Desugar") -> bool:

@@ -17,19 +17,29 @@ is not a constant string. A module is accepted only as the base of an
 attribute (``np.sum``): bound to a local name (``xp = np``), its functions
 would be taken for methods of a value. A name the function assigns itself is
 never taken for the builtin or global of the same name.
+
+Which local arrays may be written and which lists may grow (the names no
+other name can see) is aliasing.py's to say. A name defined nowhere (not a
+local, a closure cell, a global or a builtin) raises UndefinedName, a
+NameError, naming its line. ``with`` is accepted over ``np.errstate(...)``
+and ``warnings.catch_warnings()`` only, with no jump out of its body but a
+final ``return`` (see ir/contexts.py).
 """
 from __future__ import annotations
 
 import builtins
+import difflib
 import inspect
 import operator
 import random
 import types
+import warnings
 
 import gast
 import numpy as np
 
-from ..errors import UnsupportedSyntax
+from ..errors import UndefinedName, UnsupportedSyntax
+from .aliasing import Aliasing, static_value
 from .parse import _MISSING, Parsed
 
 _NAMES = {
@@ -54,24 +64,6 @@ _OPAQUE_BUILTINS = {
 }
 
 # Methods that change the object they are called on (lists, dicts, sets, arrays).
-# Functions that return a new array (never a view of an argument), so that an
-# array made by one of them may be written with x[i] = v.
-_FRESH_ARRAYS = {
-    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "array", "copy", "arange", "linspace", "eye", "identity", "tile", "concatenate", "stack",
-}
-_FRESH_CALLABLES = (np.zeros, np.ones, np.empty, np.full, np.array, np.copy, np.eye, np.identity)
-
-# Attributes, methods and NumPy functions whose result may be a view sharing the array's memory
-# (frontend/writes.py reads the same tables).
-VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
-VIEW_METHODS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal"})
-VIEW_FUNCTIONS = frozenset({
-    "reshape", "transpose", "matrix_transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis",
-    "rollaxis", "broadcast_to", "diagonal", "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "asanyarray",
-    "real", "imag", "split", "array_split",
-})
-
 _MUTATING_METHODS = {
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
     "setdefault", "popitem", "add", "discard", "fill", "resize", "put", "itemset",
@@ -103,15 +95,19 @@ _OPAQUE_FUNCTIONS = {
                                 "its object; call the method directly (obj.name(...))"),
 }
 
+# Context managers a with statement may enter (see ir/contexts.py): they change how the body's
+# operations behave, nothing the gradient depends on.
+_CONTEXTS = (np.errstate, warnings.catch_warnings)
+
 _STATEMENTS = (
-    gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.If, gast.For,
+    gast.With, gast.withitem, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.If, gast.For,
     gast.While, gast.Break, gast.Continue, gast.Return, gast.Pass, gast.Assert, gast.Raise,
 )
 _EXPRESSIONS = (
     gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.Call, gast.Attribute,
     gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
     gast.IfExp, gast.JoinedStr, gast.FormattedValue, gast.keyword, gast.comprehension,
-    gast.ListComp, gast.GeneratorExp,
+    gast.ListComp, gast.GeneratorExp, gast.DictComp,
 )
 _OTHER = (
     gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop,
@@ -123,81 +119,16 @@ class SyntaxFence(gast.NodeVisitor):
 
     def __init__(self, parsed: Parsed):
         self.parsed = parsed
-        self._writable: set[str] | None = None
-        self._shared: dict[str, bool] | None = None
+        self.aliasing = Aliasing(parsed)  # which locals may share memory (aliasing.py)
+        self.locals = self.aliasing.locals
         self._callables: dict[str, list] | None = None
         self._top_targets: list[gast.AST] = []
-        self.locals = {n.id for n in gast.walk(parsed.node)
-                       if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-
-    def growable_lists(self) -> set[str]:
-        """Local lists that ``.append`` may grow: built here from a list literal or a
-        comprehension, and never given a second name (so no alias sees the growth)."""
-        built, aliased = set(), set()
-        for node in gast.walk(self.parsed.node):
-            if isinstance(node, gast.Assign):
-                value = node.value
-                names = [n.id for n in gast.walk(node.targets[0]) if isinstance(n, gast.Name)]
-                if isinstance(value, (gast.List, gast.ListComp)):
-                    built.update(names)
-                elif isinstance(value, gast.Name):
-                    aliased.add(value.id)
-                    aliased.update(names)
-            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)):
-                elts = node.values if isinstance(node, gast.Dict) else node.elts
-                aliased.update(e.id for e in elts if isinstance(e, gast.Name))
-        params = {a.id for a in self.parsed.node.args.args + self.parsed.node.args.kwonlyargs
-                  + self.parsed.node.args.posonlyargs}
-        return built - aliased - params
-
-    def writable_arrays(self) -> set[str]:
-        """Local arrays that ``x[i] = v`` may write: every value they hold is a fresh array
-        made here (a constructor, ``.copy()`` or arithmetic), never a view of another array,
-        and they are never given a second name. adsrc runs the write on a copy."""
-        if self._writable is not None:
-            return self._writable
-        fresh, other = set(), set()
-        for node in gast.walk(self.parsed.node):
-            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-                target = node.targets[0].id
-                (fresh if self._makes_fresh_array(node.value) else other).add(target)
-                if isinstance(node.value, gast.Name):
-                    other.add(node.value.id)
-            elif isinstance(node, gast.Assign):
-                for n in gast.walk(node.targets[0]):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        other.add(n.id)
-            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)) and isinstance(
-                    getattr(node, "ctx", gast.Load()), gast.Load):
-                elts = node.values if isinstance(node, gast.Dict) else node.elts
-                other.update(e.id for e in elts if isinstance(e, gast.Name))
-            if isinstance(node, gast.For):
-                other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
-        params = {a.id for a in self.parsed.node.args.args + self.parsed.node.args.kwonlyargs
-                  + self.parsed.node.args.posonlyargs}
-        self._writable = fresh - other - params
-        return self._writable
-
-    def _makes_fresh_array(self, value: gast.AST) -> bool:
-        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-            return True
-        if isinstance(value, gast.Call):
-            func = value.func
-            if isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args:
-                return True
-            target = self.static(func)
-            if target is _MISSING:
-                return False
-            numpy_function = getattr(target, "__module__", None) == "numpy"
-            return any(target is f for f in _FRESH_CALLABLES) or (
-                numpy_function and getattr(target, "__name__", None) in _FRESH_ARRAYS)
-        return False
 
     def visit_Expr(self, node: gast.Expr) -> None:
         call = node.value
         if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
                 and isinstance(call.func.value, gast.Name) and len(call.args) == 1 and not call.keywords:
-            if call.func.value.id in self.growable_lists():
+            if call.func.value.id in self.aliasing.growable_lists():
                 self.visit(call.args[0])
                 return
             self.fail(node, "the in-place method .append() on a list not built in this function "
@@ -232,24 +163,14 @@ class SyntaxFence(gast.NodeVisitor):
             self._check_target(gen.target)
         self.generic_visit(node)
 
-    visit_GeneratorExp = visit_ListComp
+    visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
         raise UnsupportedSyntax(construct, self.parsed.where(node), hint)
 
     def static(self, node: gast.AST) -> object:
         """The object a name or attribute chain refers to, if it is not a local; else _MISSING."""
-        if isinstance(node, gast.Name):
-            return _MISSING if node.id in self.locals else self.parsed.resolve(node.id)
-        if isinstance(node, gast.Attribute):
-            base = self.static(node.value)
-            if base is _MISSING:
-                return _MISSING
-            try:
-                return getattr(base, node.attr)
-            except Exception:  # a property may raise anything
-                return _MISSING
-        return _MISSING
+        return static_value(self.parsed, self.locals, node)
 
     # -- constructs named more precisely than by their node type ----------
     def visit_Try(self, node: gast.Try) -> None:
@@ -260,6 +181,23 @@ class SyntaxFence(gast.NodeVisitor):
         if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(node)):
             self.fail(node, "a generator function defined inside the function")
         self.fail(node, "a nested function definition", "define it at module level and call it")
+
+    def visit_With(self, node: gast.With) -> None:
+        for item in node.items:
+            context = item.context_expr
+            if not (isinstance(context, gast.Call) and any(self.static(context.func) is c for c in _CONTEXTS)):
+                self.fail(node, f"a with statement over {_dotted(context)}",
+                          "adsrc runs the body of `with np.errstate(...)` and `with warnings.catch_warnings()`; "
+                          "enter any other context around the call of the gradient instead")
+            if item.optional_vars is not None and not isinstance(item.optional_vars, gast.Name):
+                self.fail(item.optional_vars, "a with statement binding something other than a name")
+            self.visit(context)
+        for jump in _escaping_jumps(node.body):
+            if jump is not node.body[-1] or not isinstance(jump, gast.Return):
+                self.fail(jump, "a jump out of a with statement (return, break or continue), but for a return "
+                          "that ends its body", "set a variable inside the with statement and jump after it")
+        for stmt in node.body:
+            self.visit(stmt)
 
     def visit_Global(self, node: gast.Global) -> None:
         self.fail(node, "global", "pass the value in as an argument and return the new value")
@@ -272,8 +210,18 @@ class SyntaxFence(gast.NodeVisitor):
                 and self.static(node) is getattr(builtins, node.id):
             self.fail(node, *_OPAQUE_BUILTINS[node.id])
         if isinstance(node.ctx, gast.Load):
-            self._check_value(node, self.static(node))
+            target = self.static(node)
+            if target is _MISSING and node.id not in self.locals:
+                raise UndefinedName(node.id, self.parsed.where(node), self._closest(node.id))
+            self._check_value(node, target)
         self.generic_visit(node)
+
+    def _closest(self, missing: str) -> str:
+        """The defined name most like ``missing`` (a misspelling), or ''."""
+        known = self.locals | set(getattr(self.parsed.func, "__globals__", {})) | set(self.parsed.closure) \
+            | set(dir(builtins))
+        close = difflib.get_close_matches(missing, sorted(known), n=1)
+        return close[0] if close else ""
 
     def visit_Attribute(self, node: gast.Attribute) -> None:
         if node.attr in _MUTATING_METHODS and node.attr.startswith("__"):
@@ -454,86 +402,6 @@ class SyntaxFence(gast.NodeVisitor):
         self._check_target(node.target)
         self.visit(node.value)
 
-    def shared_names(self) -> dict[str, bool]:
-        """Locals whose array may also be reachable through another name: given a second
-        name (``v = x``, ``v = G``), an item or attribute of another object (``row = W[0]``,
-        ``a, b = pair``, ``for row in m``, ``for v in vs``), a parameter (its caller holds the
-        argument too), or taken as a view of another array (``x.T``, ``x.reshape(...)``).
-        For them ``x += e`` in place and ``x = x + e`` differ when they hold an array (the
-        other name sees the change), so desugar guards their augmented assignments at run
-        time. Maps each to whether it may be shared whatever the array (else only when the
-        array is a view). The counter of ``range`` or ``enumerate`` is never an array."""
-        if self._shared is not None:
-            return self._shared
-        aliased: set[str] = set()
-        views: set[str] = set()
-        swapped: list[set[str]] = []
-
-        def bind(target: gast.AST, value: gast.AST) -> None:
-            shares = isinstance(value, (gast.Name, gast.Attribute)) or (
-                isinstance(value, gast.Subscript) and isinstance(value.value, (gast.Name, gast.Attribute)))
-            if isinstance(target, gast.Name):
-                if shares:
-                    aliased.add(target.id)  # the object itself (or an item of it), which another name holds
-                    if isinstance(value, gast.Name) and value.id in self.locals:
-                        aliased.add(value.id)
-                elif self._may_be_view(value):
-                    views.add(target.id)
-            elif isinstance(target, (gast.Tuple, gast.List)):
-                if _same_length_literal(target, value):
-                    if _permutes(target, value):  # a, b = b, a: each array keeps one name,
-                        swapped.append(_names(target))  # and what shares it shares it still
-                    else:
-                        for t, v in zip(target.elts, value.elts):
-                            bind(t, v)
-                    return
-                # items of what is unpacked: of a list or tuple that holds them, rows of an array
-                (aliased if shares else views).update(_names(target))
-
-        for node in gast.walk(self.parsed.node):
-            if isinstance(node, gast.Assign):
-                bind(node.targets[0], node.value)
-            elif isinstance(node, gast.AnnAssign) and node.value is not None:
-                bind(node.target, node.value)
-            elif isinstance(node, gast.For):
-                target, iterable = node.target, node.iter
-                if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) and iterable.args:
-                    builtin = self.static(iterable.func)
-                    if builtin is range:
-                        continue
-                    if builtin is enumerate and isinstance(target, gast.Tuple) and len(target.elts) == 2:
-                        target, iterable = target.elts[1], iterable.args[0]  # the counter is an int
-                if isinstance(iterable, (gast.List, gast.Tuple)) \
-                        and not any(isinstance(e, gast.Starred) for e in iterable.elts):
-                    for item in iterable.elts:  # for v in [a, b]: v is a, then b
-                        bind(target, item)
-                else:  # the items the iterable holds, or rows of an array (views of it)
-                    aliased.update(_names(target))
-            elif isinstance(node, gast.FunctionDef):  # the function's, or a local function's
-                aliased.update(a.id for a in node.args.args)
-        changed = True
-        while changed:
-            changed = False
-            for group in swapped:
-                for kind in (aliased, views):
-                    if kind & group and not group <= kind:
-                        kind.update(group)
-                        changed = True
-        self._shared = {name: name in aliased for name in aliased | views}
-        return self._shared
-
-    def _may_be_view(self, value: gast.AST) -> bool:
-        if isinstance(value, (gast.Subscript, gast.Attribute)):
-            return True
-        if isinstance(value, gast.Call):
-            func = value.func
-            if isinstance(func, gast.Attribute) and self.static(func.value) is _MISSING:
-                return func.attr in VIEW_METHODS or func.attr in VIEW_ATTRIBUTES
-            target = self.static(func)
-            return getattr(target, "__name__", None) in VIEW_FUNCTIONS and \
-                getattr(target, "__module__", "") == "numpy"
-        return False
-
     def visit_AnnAssign(self, node: gast.AnnAssign) -> None:
         if node.value is None:
             self.fail(node, "an annotation without a value")
@@ -550,17 +418,30 @@ class SyntaxFence(gast.NodeVisitor):
             return
         if isinstance(target, gast.Subscript):
             base = target.value
-            if isinstance(base, gast.Name) and base.id in self.writable_arrays() and target in self._top_targets:
+            if isinstance(base, gast.Name) and base.id in self.aliasing.writable_arrays() and target in self._top_targets:
                 self.visit(target.slice)
                 return
+            if isinstance(base, gast.Name) and any(
+                    isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and n.targets[0].id == base.id
+                    and self.aliasing.makes_fresh_array(n.value) for n in gast.walk(self.parsed.node)):
+                self.fail(target, f"assignment to a subscript of {base.id}, which may still hold an array the "
+                          f"function did not make (the copy is made on some paths only, or another name shares it)",
+                          f"make the copy at the top level of the function, before any branch or loop "
+                          f"({base.id} = {base.id}.copy()), or copy into a new name and write into that")
             self.fail(target, "assignment to a subscript (x[i] = ...) of an array not created in this function",
                       "create it here with np.zeros, np.empty, np.array(...), x.copy() and the like, "
                       "or build a new array with np.where or np.concatenate")
         if isinstance(target, gast.Attribute):
             self.fail(target, "assignment to an attribute")
-        if isinstance(target, gast.Starred):
-            self.fail(target, "star-assignment (a, *b = ...)")
+        if isinstance(target, gast.Starred):  # a loop's or comprehension's; desugar unpacks it (assignments.py)
+            self._check_target(target.value)
+            return
         self.fail(target, _NAMES.get(type(target).__name__, type(target).__name__))
+
+    def visit_Starred(self, node: gast.Starred) -> None:
+        if not isinstance(node.ctx, gast.Store):
+            self.fail(node, "star-unpacking (*xs) in an expression", "build the list or tuple with + or list(...)")
+        self.visit(node.value)
 
     def visit_For(self, node: gast.For) -> None:
         if node.orelse:
@@ -660,21 +541,15 @@ def check_syntax(parsed: Parsed) -> None:
         fence.visit_top_level(stmt)
 
 
-def _names(target: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
-
-
-def _same_length_literal(target: gast.AST, value: gast.AST) -> bool:
-    """True if ``target = value`` unpacks a tuple or list display item by item."""
-    return isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
-        and not any(isinstance(e, gast.Starred) for e in value.elts)
-
-
-def _permutes(target: gast.AST, value: gast.AST) -> bool:
-    """True for ``a, b = b, a``: names rebound to one another's objects, which no other name gets."""
-    names = [e.id for e in target.elts if isinstance(e, gast.Name)]
-    values = [e.id for e in value.elts if isinstance(e, gast.Name)]
-    return len(names) == len(values) == len(target.elts) == len(set(names)) and sorted(names) == sorted(values)
+def _escaping_jumps(stmts: list[gast.stmt]):
+    """The return, break and continue statements that leave ``stmts`` (not those of a loop inside)."""
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Return, gast.Break, gast.Continue)):
+            yield stmt
+        elif isinstance(stmt, (gast.For, gast.While)):
+            yield from (n for n in gast.walk(stmt) if isinstance(n, gast.Return))
+        elif isinstance(stmt, (gast.If, gast.With)):
+            yield from _escaping_jumps(stmt.body + getattr(stmt, "orelse", []))
 
 
 def _values_in(value: gast.AST):

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.dataflow import blocks, liveness
-from .fence import VIEW_ATTRIBUTES, VIEW_FUNCTIONS, VIEW_METHODS
+from .aliasing import VIEW_ATTRIBUTES, VIEW_FUNCTIONS, VIEW_METHODS
 from .parse import _MISSING
 
 # Primitives whose result may be a view of their first argument (the fence's table, as functions).

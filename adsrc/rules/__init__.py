@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from .registry import rules as _all_rules
 from . import (  # noqa: F401  (imported for their registrations)
-    builtins, decompositions, elementwise, indexing, joins, linalg, nondiff, norms, pymath, reductions, shape,
+    builtins, decompositions, elementwise, indexing, iterables, joins, linalg, nondiff, norms, pymath, reductions,
+    shape,
 )
 from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
+from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
 from .reductions import logsumexp  # noqa: F401
 
@@ -17,6 +19,7 @@ FAMILIES = {
     "elementwise": "Elementwise (NumPy ufuncs and operators)",
     "pymath": "The math module",
     "builtins": "Python builtins",
+    "iterables": "Containers from containers: list, tuple, dict, a dict's views and get",
     "reductions": "Reductions and scans",
     "linalg": "Products and contractions",
     "norms": "Norms",
@@ -29,6 +32,9 @@ FAMILIES = {
     "signal": "Signals, integration and polynomials",
     "assembly": "Building and selecting arrays",
     "conversions": "Conversions, numbers split in parts, spaced ranges",
+    "complex_numbers": "Complex numbers",
+    "fft": "Discrete Fourier transforms (np.fft)",
+    "eig": "General eigendecomposition (complex outputs)",
 }
 
 

@@ -91,6 +91,8 @@ def cast_like(value: Any, x: Any) -> Any:
     """``value`` in ``x``'s floating dtype and shape, for rules whose output dtype differs."""
     dtype = getattr(x, "dtype", None)
     if dtype is not None and np.issubdtype(dtype, np.inexact):
+        if dtype.kind != "c" and np.iscomplexobj(value):
+            value = np.real(value)  # the cotangent of a real value: its imaginary part carries nothing
         return np.reshape(as_array(value, dtype=dtype), np.shape(x))
     return value
 

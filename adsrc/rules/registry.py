@@ -66,6 +66,7 @@ __all__ = [
     "times",
     "zero_where_zero",
     "complex_error",
+    "allow_complex",
 ]
 
 
@@ -81,6 +82,7 @@ class Rule:
     extra: dict = field(default_factory=dict)
     jvps: tuple[Callable[..., Any] | None, ...] = ()
     piecewise_linear: bool = False
+    complex_ok: bool = False  # checked correct for complex values (docs/complex.md); else complex is refused
     tag: str = ""  # tells apart two functions of one qualified name (a function defined again)
 
     @property
@@ -131,9 +133,9 @@ def _arg_names(fn: Callable, count: int) -> list[str]:
 
 def complex_error(name: str, what: str) -> InvalidArgument:
     return InvalidArgument(
-        f"{name} {what} a complex value: complex differentiation is not supported yet (a real gradient "
-        f"would silently lose the imaginary part). Keep the differentiated computation real: no complex "
-        f"constants (1j), casts (x + 0j, astype(complex)) or complex functions (np.fft) on its path")
+        f"{name} {what} a complex value, but this rule is written for real values only (its gradient "
+        f"for complex values would be silently wrong). The rules that accept complex values are listed in "
+        f"docs/complex.md; compute this step from real and imaginary parts (np.real, np.imag) instead")
 
 
 def _is_complex(value: Any) -> bool:
@@ -144,30 +146,62 @@ def _is_complex(value: Any) -> bool:
     return type(value) is complex
 
 
-def _guard_zero(fn: Callable, name: str) -> Callable:
+def _any_complex(ans: Any, args: tuple) -> bool:
+    """Whether a call's result or any argument (a sequence of arrays included) is complex."""
+    if _is_complex(ans):
+        return True
+    for a in args:
+        if _is_complex(a) or (type(a) in (list, tuple) and any(_is_complex(v) for v in a)):
+            return True
+    return False
+
+
+def meets_complex(values: Sequence[Any]) -> bool:
+    """Whether a vjp's ``(ans, *args)`` hold a complex value (for a caller that bypasses the vjp's wrapper)."""
+    return _any_complex(values[0] if values else None, tuple(values[1:]))
+
+
+def _real_part(value: Any) -> Any:
+    return value.real if type(value) is complex else np.real(value)
+
+
+def _real_where_real(result: Any, arg: Any) -> Any:
+    """The contributions to a list or tuple of arrays, each real where its item is real."""
+    if type(arg) in _PLAIN_CONTAINERS:
+        if type(result) not in _PLAIN_CONTAINERS or len(arg) != len(result):
+            return result
+        if isinstance(result, dict):
+            return {k: _real_where_real(r, arg.get(k)) for k, r in result.items()} if isinstance(arg, dict) else result
+        return type(result)(_real_where_real(r, a) for r, a in zip(result, arg))
+    if arg is not None and _is_complex(result) and not _is_complex(arg):
+        return _real_part(result)
+    return result
+
+
+def _guard_zero(fn: Callable, name: str, rule: Rule, position: int) -> Callable:
     """Wrap a vjp so that a zero cotangent gives a zero contribution for free, a
     container result is a cotangent container (whose ``+`` adds, not concatenates),
-    and a complex contribution is an error rather than a real gradient missing
-    its imaginary part (complex differentiation is not supported yet)."""
+    and complex values follow docs/complex.md: a rule not marked ``complex_ok``
+    refuses a complex result or argument, and a complex contribution to a real
+    argument keeps its real part (the imaginary part of the cotangent of a real
+    value carries no information)."""
 
     def vjp(g, *args, **kwargs):
         if g is zero:
             return zero
+        if not rule.complex_ok and _any_complex(args[0] if args else None, args[1:]):
+            raise complex_error(f"the gradient rule {name}", "met")
         result = fn(g, *args, **kwargs)
-        # A complex contribution means complex arithmetic on the differentiated path: the API refuses
-        # complex outputs and cotangents, and a complex cotangent or primal makes the contribution
-        # complex. The common types are decided by their exact type, without a lookup.
+        # The common types are decided by their exact type, without a lookup.
         kind = type(result)
         if kind is float or kind is _FLOAT64:
             return result
-        if kind is np.ndarray:
-            if result.dtype.kind == "c":
-                raise complex_error(f"the gradient rule {name}", "met")
-            return result
+        arg = args[position + 1] if position + 1 < len(args) else None
         if kind in _PLAIN_CONTAINERS:
-            return as_tangent(result)
+            return as_tangent(_real_where_real(result, arg))
         if kind is complex or getattr(getattr(result, "dtype", None), "kind", None) == "c":
-            raise complex_error(f"the gradient rule {name}", "met")
+            if arg is not None and type(arg) not in _PLAIN_CONTAINERS and not _is_complex(arg):
+                return _real_part(result)
         return result
 
     vjp.__name__ = vjp.__qualname__ = name
@@ -175,33 +209,42 @@ def _guard_zero(fn: Callable, name: str) -> Callable:
     vjp.__wrapped__ = fn
     vjp.fuse = None
     vjp.add_into = None
-    vjp.uses = _used_parameters(fn)
+    reads = _used_parameters(fn)
+    # A rule that refuses complex values must see its result to tell (a rule's result is complex when its
+    # arguments are); rules checked for complex values read what they read.
+    vjp.uses = (lambda p: p == 1 or reads is None or reads(p)) if not rule.complex_ok else reads
+    vjp.position = position
     return vjp
 
 
-def _guard_fuse(fuse: Callable | None, name: str) -> Callable | None:
-    """The batched form of a vjp, with the same complex check as the vjp itself."""
+def _guard_fuse(fuse: Callable | None, name: str, rule: Rule, position: int) -> Callable | None:
+    """The batched form of a vjp, with the complex checks of the vjp itself."""
     if fuse is None:
         return None
 
     def fused(calls):
+        if not rule.complex_ok and any(_any_complex(args[1], args[2:]) for args, _ in calls):
+            raise complex_error(f"the gradient rule {name}", "met")
         result = fuse(calls)
         if result is not None and _is_complex(result):
-            raise complex_error(f"the gradient rule {name}", "produced")
+            arg = calls[0][0][position + 2] if position + 2 < len(calls[0][0]) else None
+            if arg is not None and type(arg) not in _PLAIN_CONTAINERS and not _is_complex(arg):
+                return _real_part(result)
         return result
 
     fused.__wrapped__ = fuse
     return fused
 
 
-def _guard_add_into(add_into: Callable | None, name: str) -> Callable | None:
-    """The in-place form of a vjp: a complex cotangent is refused before it reaches the buffer."""
+def _guard_add_into(add_into: Callable | None, name: str, rule: Rule) -> Callable | None:
+    """The in-place form of a vjp, with the complex check of the vjp itself. (The accumulator makes its
+    buffer complex before a complex cotangent is added into it.)"""
     if add_into is None:
         return None
 
     def added(buffer, g, *args, **kwargs):
-        if _is_complex(g):
-            raise complex_error(f"the gradient rule {name}", "received")
+        if not rule.complex_ok and _any_complex(args[0] if args else None, args[1:]):
+            raise complex_error(f"the gradient rule {name}", "met")
         return add_into(buffer, g, *args, **kwargs)
 
     added.__wrapped__ = add_into
@@ -253,7 +296,7 @@ def _primitive_name(func: Any) -> tuple[str, str]:
     name = getattr(func, "__name__", None) or type(func).__name__
     module = getattr(func, "__module__", None) or ""
     if module.startswith("numpy"):
-        module = "numpy" + (".linalg" if "linalg" in module else "")
+        module = "numpy" + (".linalg" if "linalg" in module else ".fft" if "fft" in module else "")
     return module, name
 
 
@@ -278,17 +321,18 @@ def _define(func: Any, vjps: Sequence[Callable | None], name: str | None, fuse: 
     module, default_name = _primitive_name(func)
     prim = name or default_name
     names = _arg_names(next((v for v in vjps if v is not None), lambda g, ans: 0), len(vjps))
+    rule = Rule(func=func, name=prim, vjps=(), module=module)
     wrapped: list[Callable | None] = []
     for i, fn in enumerate(vjps):
         if fn is None:
             wrapped.append(None)
             continue
         label = f"{prim}_d{names[i]}"
-        vjp = _guard_user(fn, label, i, names[i], prim) if user else _guard_zero(fn, label)
-        vjp.fuse = _guard_fuse((fuse or {}).get(i), vjp.__name__)
-        vjp.add_into = _guard_add_into((add_into or {}).get(i), vjp.__name__)
+        vjp = _guard_user(fn, label, i, names[i], prim) if user else _guard_zero(fn, label, rule, i)
+        vjp.fuse = _guard_fuse((fuse or {}).get(i), vjp.__name__, rule, i)
+        vjp.add_into = _guard_add_into((add_into or {}).get(i), vjp.__name__, rule)
         wrapped.append(vjp)
-    rule = Rule(func=func, name=prim, vjps=tuple(wrapped), module=module)
+    rule.vjps = tuple(wrapped)
     key = _key(func)
     # Generated code finds a rule by its qualname: a second function of the same name (a function
     # defined again, in a notebook or a loop, with a rule of its own) gets a name of its own, so that
@@ -574,7 +618,8 @@ def defjvp(func: Any, *jvps: Callable[..., Any] | None, piecewise_linear: bool =
     names += [f"arg{i}" for i in range(len(names), len(jvps))]
     single = sum(j is not None for j in jvps) == 1
     rule.jvps = tuple(
-        None if fn is None else _guard_tangent(fn, f"{rule.name}_jvp" if single else f"{rule.name}_jvp_{names[i]}")
+        None if fn is None else _guard_tangent(fn, f"{rule.name}_jvp" if single else f"{rule.name}_jvp_{names[i]}",
+                                               rule)
         for i, fn in enumerate(jvps)
     )
     rule.piecewise_linear = piecewise_linear
@@ -582,25 +627,23 @@ def defjvp(func: Any, *jvps: Callable[..., Any] | None, piecewise_linear: bool =
     return rule
 
 
-def _guard_tangent(fn: Callable, name: str) -> Callable:
+def _guard_tangent(fn: Callable, name: str, rule: Rule) -> Callable:
     """Wrap a jvp: a zero tangent contributes zero for free, a container result is a
     tangent container, an array result has the primal result's shape (a
-    contribution from a broadcast operand is broadcast to the output), and a
-    complex tangent entering a rule, or made for a real result, is an error
-    (complex differentiation is not supported yet)."""
+    contribution from a broadcast operand is broadcast to the output), a rule not
+    marked ``complex_ok`` refuses complex values, and the tangent of a real result
+    is real."""
 
     def jvp(t, ans, *args, **kwargs):
         if t is zero:
             return zero
-        if _is_complex(t):
-            raise complex_error(f"the tangent rule {name}", "received")
+        if not rule.complex_ok and (_is_complex(t) or _any_complex(ans, args)):
+            raise complex_error(f"the tangent rule {name}", "met")
         result = fn(t, ans, *args, **kwargs)
         if type(result) in _PLAIN_CONTAINERS:
             return as_tangent(result)
-        # A complex tangent of a complex result may reach the function's output, which the API
-        # refuses as not real; a complex tangent of a real result, or one entering a rule, is an error.
-        if _is_complex(result) and not _is_complex(ans):
-            raise complex_error(f"the tangent rule {name}", "produced")
+        if _is_complex(result) and not _is_complex(ans) and ans is not None:
+            result = _real_part(result)
         if type(ans) is np.ndarray and result is not zero and np.shape(result) != ans.shape:
             result = np.broadcast_to(result, ans.shape)
         return result
@@ -609,6 +652,19 @@ def _guard_tangent(fn: Callable, name: str) -> Callable:
     jvp.__doc__ = fn.__doc__
     jvp.__wrapped__ = fn
     return jvp
+
+
+def allow_complex(*funcs: Any) -> None:
+    """Mark the rules of ``funcs`` as correct for complex values under docs/complex.md's convention.
+
+    Every other rule refuses a complex argument or result when it runs.
+    """
+    for func in funcs:
+        rule = lookup(func)
+        if rule is None:
+            raise LookupError(f"allow_complex: {getattr(func, '__name__', func)!r} has no registered rule")
+        rule.complex_ok = True
+    _changed()
 
 
 def times(g: Any, d: Any) -> Any:

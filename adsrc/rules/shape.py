@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from .registry import complex_error, defattribute, defjvp, deflinear, defmethod, defvjp, lookup
+from .registry import defattribute, defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import dense, without
 from ._util import as_array, cast_like, is_zero, note, unbroadcast, variadic, zero
 
@@ -84,6 +84,9 @@ def _atleast_jvp(func, k):
 
 # Every layout change is linear, so its jvp is itself applied to the tangent (deflinear).
 deflinear(np.reshape, _reshape_dx)
+# x.reshape(2, 2) passes the shape as separate arguments, which np.reshape(t, 2, 2) would take for an order.
+defjvp(np.reshape, lambda t, ans, x, *args, **kwargs: np.reshape(dense(t, x), np.shape(ans),
+                                                                 order=_order(args, kwargs)), piecewise_linear=True)
 deflinear(np.ravel, _reshape_dx)
 deflinear(flatten, _reshape_dx)
 deflinear(np.transpose, _transpose_dx)
@@ -102,21 +105,12 @@ if hasattr(np, "matrix_transpose"):
 
 
 # ---- copies and conversions ------------------------------------------------
-def _refuse_complex(args, kwargs, label):
-    """A cast to a complex dtype starts a complex computation, which adsrc cannot differentiate yet."""
-    dtype = args[0] if args else kwargs.get("dtype")
-    if dtype is not None and np.dtype(dtype).kind == "c":
-        raise complex_error(f"the gradient rule of {label} (a cast to a complex dtype)", "met")
-
-
 def _cast_dx(g, ans, x, *args, **kwargs):
-    _refuse_complex(args, kwargs, "astype")
     return cast_like(g, x)
 
 
 def _array_dobject(g, ans, obj, *args, **kwargs):
     """Split the cotangent back into the nested lists the array was built from."""
-    _refuse_complex(args, kwargs, "np.array")
     if isinstance(obj, (list, tuple)):
         return [_array_dobject(g[i], None, item) for i, item in enumerate(obj)]
     return cast_like(np.reshape(g, np.shape(obj)), obj)
@@ -184,7 +178,10 @@ def _pad_darray(g, ans, array, pad_width, mode="constant", **kwargs):
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"the gradient of pad with mode={mode!r} is not supported")
     source = np.pad(np.arange(np.size(array)).reshape(np.shape(array)), widths, mode=mode, **kwargs)
-    flat = np.bincount(source.ravel(), weights=np.ravel(g), minlength=np.size(array))
+    weights = np.ravel(g)
+    flat = np.bincount(source.ravel(), weights=np.real(weights), minlength=np.size(array))
+    if np.iscomplexobj(weights):  # bincount adds real weights only
+        flat = flat + 1j * np.bincount(source.ravel(), weights=np.imag(weights), minlength=np.size(array))
     return np.reshape(flat.astype(np.result_type(array, g), copy=False), np.shape(array))
 
 

@@ -164,9 +164,11 @@ def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     if args and args[0] is zero:
         return zero, zero
     if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
-        value = vjp(*args, **kwargs)
+        value = vjp(*args, **kwargs)  # the wrapper's complex checks run here
         dg = tangents[0] if tangents else zero
         return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
+    if not rule.complex_ok and registry.meets_complex(args[1:]):  # the wrapper is bypassed below
+        raise registry.complex_error(f"the gradient rule {vjp.__name__}", "met")
     value, tangent = _transformed(vjp.__wrapped__, tangents, ktangents, args, kwargs)
     return as_tangent(value), as_tangent(tangent)
 

@@ -173,6 +173,12 @@ class AnyForward:
         self.emit(gast.While(test=node.test, body=self.collect(node.body),
                              orelse=self.collect(node.orelse) if node.orelse else []))
 
+    def stmt_With(self, node: gast.With) -> None:
+        """``with np.errstate(...)``: the same context around the body's values and tangents."""
+        bound = [assign(self.tangent(item.optional_vars.id), self.zero()) for item in node.items
+                 if isinstance(item.optional_vars, gast.Name)]  # what the context gives has no tangent
+        self.emit(gast.With(items=node.items, body=bound + self.collect(node.body), type_comment=None))
+
     def stmt_For(self, node: gast.For) -> None:
         seq, dseq = self.expr(node.iter)
         item, ditem = self.fresh("item"), self.fresh("ditem")

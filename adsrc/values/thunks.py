@@ -172,6 +172,9 @@ class AccThunk(Deferred):
             if add_into is not None and len(thunks) > 1:
                 first, rest = thunks[0], thunks[1:]
                 self._add_value(first.materialize())
+                if isinstance(self.buffer, np.ndarray) and self.buffer.dtype.kind != "c" and any(
+                        np.iscomplexobj(t.args[0]) for t in rest):
+                    self.buffer = self.buffer.astype(np.result_type(self.buffer, 1j))
                 if isinstance(self.buffer, np.ndarray):
                     for t in rest:
                         _run([t], lambda t=t: add_into(self.buffer, *t.args, **(t.kwargs or {})))

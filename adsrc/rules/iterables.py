@@ -1,0 +1,191 @@
+"""Containers made from others: list(...), tuple(...), dict(...), and a dict's views and .get().
+
+The cotangent of a dict view is a list, one entry per item in the dict's
+order (``d.values()`` iterates in insertion order, and adsrc refuses anything
+that changes a dict), so ``sum(d.values())`` and ``for k, v in d.items()``
+hand their gradients back to the dict's entries. ``list(xs)`` and
+``tuple(xs)`` of a list, tuple, array, dict view or dict (its keys) give each
+item's cotangent back to the item it came from. ``dict(pairs)`` (what a dict
+comprehension becomes) gives each value the cotangent of its key, and a key
+that repeats, as in Python, keeps only its last value. The methods differentiate
+only on a dict; on another object they raise InvalidArgument.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ..values import TangentDict, TangentList, TangentTuple, is_zero, part, zero
+from .registry import defjvp, defmethod, defvjp, register_nondifferentiable
+
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def _item_cotangents(g: Any, like: Any) -> Any:
+    """The cotangent of the iterable ``like``, given ``g``, one cotangent per item it yields."""
+    if is_zero(g):
+        return zero
+    if isinstance(like, np.ndarray):
+        out = np.zeros(like.shape, dtype=np.result_type(like, 1.0))
+        for i, gi in enumerate(g):
+            if not is_zero(gi):
+                out[i] = gi
+        return out
+    if isinstance(like, tuple):
+        return TangentTuple(g)
+    if isinstance(like, (list, type({}.values()), type({}.items()))):
+        return TangentList(g)
+    if isinstance(like, (dict, type({}.keys()), range, str)):
+        return zero  # keys, characters, integers: nothing to differentiate
+    raise InvalidArgument(f"adsrc differentiates list(...) and tuple(...) of a list, tuple, array, dict or dict "
+                          f"view, not of a {type(like).__name__} (iterating it may have effects adsrc cannot replay)")
+
+
+def _items_of(t: Any, like: Any) -> Any:
+    """The tangents of the items the iterable ``like`` yields, given its tangent ``t``."""
+    if is_zero(t) or isinstance(like, (dict, type({}.keys()), range, str)):
+        return zero  # keys, characters, integers: no tangent
+    return [t[i] for i in range(len(t))] if isinstance(like, np.ndarray) else list(t)
+
+
+def _list_dx(g, ans, iterable):
+    return _item_cotangents(g, iterable)
+
+
+def _tuple_dx(g, ans, iterable):
+    return _item_cotangents(g, iterable)
+
+
+defvjp(builtins.list, _list_dx)
+def _list_jvp(t, ans, iterable):
+    items = _items_of(t, iterable)
+    return zero if is_zero(items) else TangentList(items)
+
+
+def _tuple_jvp(t, ans, iterable):
+    items = _items_of(t, iterable)
+    return zero if is_zero(items) else TangentTuple(items)
+
+
+defjvp(builtins.list, _list_jvp, piecewise_linear=True)
+defvjp(builtins.tuple, _tuple_dx)
+defjvp(builtins.tuple, _tuple_jvp, piecewise_linear=True)
+
+
+def _last_positions(keys: list) -> dict:
+    """Each key's last position among ``keys``: the value ``dict(pairs)`` keeps."""
+    return {k: i for i, k in enumerate(keys)}
+
+
+def _dict_dpairs(g, ans, pairs):
+    if isinstance(pairs, dict):
+        return TangentDict(g) if not is_zero(g) else zero
+    keys = [k for k, _ in pairs]
+    last = _last_positions(keys)
+    return TangentList([TangentTuple((zero, part(g, k) if last[k] == i else zero)) for i, k in enumerate(keys)])
+
+
+def _dict_jvp(t, ans, pairs):
+    if is_zero(t):
+        return zero
+    if isinstance(pairs, dict):
+        return TangentDict(t)
+    return TangentDict((k, part(ti, 1)) for (k, _), ti in zip(pairs, t))
+
+
+defvjp(builtins.dict, _dict_dpairs)
+defjvp(builtins.dict, _dict_jvp, piecewise_linear=True)
+
+
+# ---- a, b = value: what Python's unpacking iterates -----------------------------------------
+def unpacked(value, count, where=""):
+    """``value`` as ``a, b = value`` unpacks it, for generated code that then reads its items by
+    position: a list, tuple or array as it is, any other iterable (a dict: its keys) as the tuple of
+    what iterating it gives; Python's ValueError if it does not hold ``count`` items."""
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else tuple(value)
+    if len(items) > count:
+        raise ValueError(f"too many values to unpack (expected {count})")
+    if len(items) < count:
+        raise ValueError(f"not enough values to unpack (expected {count}, got {len(items)})")
+    return items
+
+
+def _unpacked_dvalue(g, ans, value, count, where=""):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return g
+    return _item_cotangents(g, value)
+
+
+def _unpacked_jvp(t, ans, value, count, where=""):
+    if is_zero(t) or isinstance(value, (list, tuple, np.ndarray)):
+        return t
+    items = _items_of(t, value)
+    return zero if is_zero(items) else TangentTuple(items)
+
+
+defvjp(unpacked, _unpacked_dvalue, None, None)
+defjvp(unpacked, _unpacked_jvp, None, None, piecewise_linear=True)
+
+
+# ---- a dict's methods: d.values(), d.items(), d.keys(), d.get(key, default) -------------
+def _require_dict(d: Any, method: str) -> None:
+    if not isinstance(d, dict):
+        raise InvalidArgument(f"adsrc differentiates .{method}() of a dict, not of a {type(d).__name__}; "
+                              f"read the values you need as a list first")
+
+
+def dict_values(d):
+    """``d.values()``, as the primitive the method differentiates as."""
+    return d.values()
+
+
+def dict_items(d):
+    """``d.items()``, as the primitive the method differentiates as."""
+    return d.items()
+
+
+def dict_keys(d):
+    """``d.keys()``: no gradient (keys are not differentiated)."""
+    return d.keys()
+
+
+def dict_get(d, key, default=None):
+    """``d.get(key, default)``, as the primitive the method differentiates as."""
+    return d.get(key, default)
+
+
+def _values_dd(g, ans, d):
+    _require_dict(d, "values")
+    return zero if is_zero(g) else TangentDict(zip(d.keys(), g))
+
+
+def _items_dd(g, ans, d):
+    _require_dict(d, "items")
+    return zero if is_zero(g) else TangentDict((k, part(gi, 1)) for k, gi in zip(d.keys(), g))
+
+
+def _get_dd(g, ans, d, key, default=None):
+    _require_dict(d, "get")
+    return TangentDict({key: g}) if key in d else zero
+
+
+def _get_ddefault(g, ans, d, key, default=None):
+    _require_dict(d, "get")
+    return zero if key in d else g
+
+
+defvjp(dict_values, _values_dd)
+defjvp(dict_values, lambda t, ans, d: zero if is_zero(t) else TangentList(part(t, k) for k in d),
+       piecewise_linear=True)
+defvjp(dict_items, _items_dd)
+defjvp(dict_items, lambda t, ans, d: zero if is_zero(t) else TangentList(TangentTuple((zero, part(t, k)))
+                                                                         for k in d), piecewise_linear=True)
+defvjp(dict_get, _get_dd, None, _get_ddefault)
+defjvp(dict_get, lambda t, ans, d, key, default=None: part(t, key) if key in d else zero, None,
+       lambda t, ans, d, key, default=None: zero if key in d else t, piecewise_linear=True)
+register_nondifferentiable(dict_keys)
+for _name, _f in (("values", dict_values), ("items", dict_items), ("keys", dict_keys), ("get", dict_get)):
+    defmethod(_name, _f)
