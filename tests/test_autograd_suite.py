@@ -4,10 +4,11 @@ The file is written here, in autograd's style (``import autograd.numpy as np``,
 ``from autograd.test_util import check_grads``), not taken from autograd. The
 runner runs it through the shim in a pytest subprocess; the summary must
 count each test where it belongs: passes through grad, check_grads (order 2,
-both modes), elementwise_grad, hessian, jacobian, value_and_grad, make_vjp
-and argnum; a skip for an autograd-only API; and failures, grouped by cause,
-for a wrong value, a wrong rule check_grads catches, and an argument
-check_grads could not check (which must not pass silently).
+both modes), elementwise_grad, hessian, jacobian, value_and_grad, make_vjp,
+argnum and a complex argument; a skip for an autograd-only API; and
+failures, grouped by cause, for a wrong value, a wrong rule check_grads
+catches, a wrong complex derivative the shim's complex check catches, and
+an argument check_grads could not check (which must not pass silently).
 """
 import importlib.util
 import json
@@ -86,6 +87,25 @@ def test_wrong_rule():
     check_grads(lambda x: log_with_a_wrong_rule(x) * 2.0, modes=["rev"], order=1)(2.0)
 
 
+def test_complex_check_grads():
+    def sin_times(z):
+        return np.sin(z) * z
+    check_grads(sin_times, order=1)(np.array([0.3 + 0.4j, -1.0 + 0.2j]))
+
+
+def hidden_scale(z):
+    return z * 3.0
+
+
+adsrc.register_nondifferentiable(hidden_scale)   # a wrong derivative: adsrc sees 0, finite differences 3
+
+
+def test_complex_wrong_derivative_is_caught():
+    def sin_plus(z):
+        return np.sin(z) + hidden_scale(z)
+    check_grads(sin_plus, modes=["rev"], order=1)(np.array([0.3 + 0.4j]))
+
+
 def test_integer_argument_is_not_checked_silently():
     check_grads(lambda n: n * 2.0)(3)
 '''
@@ -106,16 +126,19 @@ def test_harness_counts_passes_skips_and_failures(tmp_path, capsys):
     status = _runner().main([str(tests), "--json", str(summary_file), "--timeout", "120"])
     summary = json.loads(summary_file.read_text())
     outcomes = {record["nodeid"].split("::")[-1]: record for record in summary["tests"]}
-    assert status == 1 and summary["collected"] == 11
+    assert status == 1 and summary["collected"] == 13
     assert {name for name, r in outcomes.items() if r["outcome"] == "passed"} == {
         "test_grad_scalar", "test_grad_argnum", "test_check_grads_order_two", "test_combo_check_with_keywords",
-        "test_elementwise_grad", "test_hessian_and_jacobian", "test_value_and_grad_and_make_vjp"}
+        "test_elementwise_grad", "test_hessian_and_jacobian", "test_value_and_grad_and_make_vjp",
+        "test_complex_check_grads"}
     assert summary["skipped_autograd_only"] == 1
     assert outcomes["test_uses_primitive"]["reason"] == "autograd-only API: autograd.extend.primitive"
-    assert (summary["runnable"], summary["passed"], summary["failed"]) == (10, 7, 3)
+    assert (summary["runnable"], summary["passed"], summary["failed"]) == (12, 8, 4)
     assert outcomes["test_wrong_value"]["cause"] == "wrong value: a test assertion failed"
     assert outcomes["test_wrong_rule"]["cause"] == "wrong derivative: check_grads first order, rev (vjp)"
+    assert (outcomes["test_complex_wrong_derivative_is_caught"]["cause"]
+            == "wrong derivative: check_grads first order, rev (vjp), the shim's complex check")
     assert (outcomes["test_integer_argument_is_not_checked_silently"]["cause"]
             == "argument not checked: check_grads holds it fixed (int)")
     printed = capsys.readouterr().out
-    assert "| passed | 7 |" in printed and "| skipped: autograd-only API | 1 |" in printed
+    assert "| passed | 8 |" in printed and "| skipped: autograd-only API | 1 |" in printed

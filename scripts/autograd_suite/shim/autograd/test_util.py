@@ -19,6 +19,7 @@ from adsrc.api.trees import flatten, is_float_leaf
 
 from . import _only
 from ._bridge import as_type_error, bind
+from ._complex_check import ComplexCheck, differentiable, has_complex
 
 TOL = RTOL = 1e-6
 MAX_ORDER = int(os.environ.get("ADSRC_AUTOGRAD_MAX_ORDER", "2"))
@@ -31,7 +32,7 @@ def scalar_close(a, b):
 def _refuse_unchecked(g, xs):
     for i, x in enumerate(xs):
         leaves = flatten(x)[0]
-        if leaves and all(map(is_float_leaf, leaves)):
+        if leaves and all(is_float_leaf(leaf) or differentiable(leaf) and np.iscomplexobj(leaf) for leaf in leaves):
             continue
         kinds = sorted({type(leaf).__name__ if not hasattr(leaf, "dtype") else str(leaf.dtype) for leaf in leaves})
         if any(np.iscomplexobj(leaf) for leaf in leaves):
@@ -59,7 +60,10 @@ def check_grads(fun, argnum=0, modes=None, order=2):
     def run(*args, **kwargs):
         g, xs, _ = bind(fun, argnum, args, kwargs)
         _refuse_unchecked(g, xs)
-        adsrc.check_grads(g, xs, order=capped, modes=modes)
+        if not is_float_leaf(1j) and (has_complex(xs) or has_complex(g(*xs))):
+            ComplexCheck().check(g, xs, modes, capped)   # adsrc.check_grads would hold complex values fixed
+        else:
+            adsrc.check_grads(g, xs, order=capped, modes=modes)
     return run
 
 
