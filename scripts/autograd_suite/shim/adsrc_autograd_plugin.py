@@ -84,6 +84,9 @@ def cause_of(error: BaseException) -> str:
                                          or name in ("AssertionError", "TypeError", "NotImplementedError")):
         if "not checked" in message:
             return "complex argument: check_grads holds it fixed (not checked)"
+        rule = re.search(r"the (gradient|tangent) rule (\w+) met a complex value", message)
+        if rule:
+            return f"complex refused by the {rule.group(1)} rule {rule.group(2)}"
         return f"complex refused ({name})"
     if name == "Failed" and "DID NOT RAISE" in message:
         return f"expected an error, none raised ({_clean(message)})"

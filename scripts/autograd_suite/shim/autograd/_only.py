@@ -17,6 +17,7 @@ touched: list[str] = []        # the autograd-only names a running test used (co
 in_test = [False]              # set by the conftest while a test runs
 capped: list[str] = []         # derivative orders above MAX_ORDER that a test asked for (test_util)
 BEYOND = "beyond second order"
+derivative_calls = [0]         # calls of the shim's differential operators (a function that differentiates inside)
 
 
 def skip(name: str):

@@ -19,6 +19,7 @@ class _TypedDerivative(Derivative):
     """An adsrc Derivative whose refusals of arguments or outputs are also TypeErrors, as autograd's are."""
 
     def __call__(self, *args, **kwargs):
+        _only.derivative_calls[0] += 1
         return as_type_error(Derivative.__call__)(self, *args, **kwargs)
 
 
@@ -46,6 +47,7 @@ def _nary(build, adsrc_operator=None):
 
         @as_type_error
         def run(*args, **kwargs):
+            _only.derivative_calls[0] += 1
             g, xs, wrt = bind(fun, argnum, args, kwargs)
             return build(g, xs, wrt)
         run.__name__ = getattr(fun, "__name__", "fun")
