@@ -29,7 +29,7 @@ def _direct(fun) -> bool:
                                            and not fun.__module__.startswith("autograd"))
 
 
-def _nary(build, adsrc_operator=None):
+def _nary(name, build, adsrc_operator=None):
     """``op(fun, argnum=0)(*args, **kwargs)`` from ``build(g, xs, wrt)``, g(*xs) being the bound call.
 
     With ``adsrc_operator`` (adsrc.grad...), a Python function goes to it
@@ -52,15 +52,16 @@ def _nary(build, adsrc_operator=None):
             return build(g, xs, wrt)
         run.__name__ = getattr(fun, "__name__", "fun")
         return run
+    operator.__name__ = operator.__qualname__ = name
     return operator
 
 
-grad = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs), adsrc.grad)
-value_and_grad = _nary(lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs), adsrc.value_and_grad)
-grad_and_aux = _nary(lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs),
+grad = _nary("grad", lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs), adsrc.grad)
+value_and_grad = _nary("value_and_grad", lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs), adsrc.value_and_grad)
+grad_and_aux = _nary("grad_and_aux", lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs),
                      lambda fun, wrt: adsrc.grad(fun, wrt=wrt, has_aux=True))
-jacobian = _nary(lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs), adsrc.jacobian)
-hessian = _nary(lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs), adsrc.hessian)
+jacobian = _nary("jacobian", lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs), adsrc.jacobian)
+hessian = _nary("hessian", lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs), adsrc.hessian)
 
 
 def _ones_like(value):
@@ -78,7 +79,7 @@ def _elementwise(g, xs, wrt):
     return pullback(_ones_like(value))
 
 
-elementwise_grad = _nary(_elementwise)
+elementwise_grad = _nary("elementwise_grad", _elementwise)
 
 
 def _make_vjp(g, xs, wrt):
@@ -86,7 +87,7 @@ def _make_vjp(g, xs, wrt):
     return pullback, value
 
 
-make_vjp = _nary(_make_vjp)
+make_vjp = _nary("make_vjp", _make_vjp)
 
 
 def _make_jvp(g, xs, wrt):
@@ -99,7 +100,7 @@ def _make_jvp(g, xs, wrt):
     return jvp
 
 
-make_jvp = _nary(_make_jvp)
+make_jvp = _nary("make_jvp", _make_jvp)
 
 
 def _deriv(g, xs, wrt):
@@ -108,7 +109,7 @@ def _deriv(g, xs, wrt):
     return adsrc.jvp(g, xs, tuple(one if i == wrt else None for i in range(len(xs))))[1]
 
 
-deriv = _nary(_deriv)
+deriv = _nary("deriv", _deriv)
 
 
 def _holomorphic(g, xs, wrt):
@@ -117,7 +118,7 @@ def _holomorphic(g, xs, wrt):
     return pullback(np.ones_like(value) if isinstance(value, np.ndarray) else type(value)(1.0))
 
 
-holomorphic_grad = _nary(_holomorphic)
+holomorphic_grad = _nary("holomorphic_grad", _holomorphic)
 
 
 def _make_hvp(g, xs, wrt):
@@ -125,7 +126,7 @@ def _make_hvp(g, xs, wrt):
     return pullback, value
 
 
-make_hvp = _nary(_make_hvp)
+make_hvp = _nary("make_hvp", _make_hvp)
 
 
 def hessian_tensor_product(fun, argnum=0):

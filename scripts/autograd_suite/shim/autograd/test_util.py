@@ -31,8 +31,8 @@ def scalar_close(a, b):
 
 def _refuse_unchecked(g, xs):
     for i, x in enumerate(xs):
-        leaves = flatten(x)[0]
-        if leaves and all(is_float_leaf(leaf) or differentiable(leaf) and np.iscomplexobj(leaf) for leaf in leaves):
+        leaves = flatten(x)[0]    # an empty container has nothing to check, and hides nothing
+        if not leaves or all(is_float_leaf(leaf) or differentiable(leaf) and np.iscomplexobj(leaf) for leaf in leaves):
             continue
         kinds = sorted({type(leaf).__name__ if not hasattr(leaf, "dtype") else str(leaf.dtype) for leaf in leaves})
         if any(np.iscomplexobj(leaf) for leaf in leaves):
