@@ -203,6 +203,8 @@ def flat_sources(source: Any) -> list:
 
 def _routes(source: Any, d: Any) -> list[tuple[Any, Any]]:
     """Split a parameter's cotangent by where its value came from (``*args`` and ``**kwargs`` params)."""
+    if isinstance(source, (dict, _Many)):
+        d = unthunk(d)  # a lazy adjoint's cotangent of a *args or **kwargs parameter may be a thunk
     if isinstance(source, dict):
         return [(s, part(d, k)) for k, s in source.items() if s is not None]
     if isinstance(source, _Many):

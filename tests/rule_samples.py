@@ -570,3 +570,7 @@ TIES = [
 # The samples of issue 13's families (factorizations, statistics, signal, assembly) live in their own module.
 from rule_samples_numpy import numpy_samples  # noqa: E402
 SAMPLES.update(numpy_samples())
+# The rules of optional libraries (SciPy): tests/library_samples.py.
+from library_samples import LIBRARY_SAMPLES  # noqa: E402
+
+SAMPLES.update(LIBRARY_SAMPLES)

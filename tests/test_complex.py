@@ -40,7 +40,10 @@ def _complexify(value, rng, state):
     if isinstance(value, list):
         return [_complexify(v, rng, state) for v in value]
     if isinstance(value, tuple):
-        return tuple(_complexify(v, rng, state) for v in value)
+        items = [_complexify(v, rng, state) for v in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else tuple(items)  # NamedTuples too
+    if isinstance(value, dict):
+        return {k: _complexify(v, rng, state) for k, v in value.items()}
     if isinstance(value, (bool, np.bool_)) or not is_float_like(value) or np.iscomplexobj(value):
         return value
     if state["left"] == 0:

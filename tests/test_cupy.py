@@ -167,6 +167,8 @@ ERRORS_ON_CUPY_LIKE = {
     "numpy.linalg.tensorsolve", "numpy.logspace", "numpy.nanmedian", "numpy.nanpercentile", "numpy.nanquantile",
     "numpy.partition", "numpy.poly", "numpy.polyfit", "numpy.polymul", "numpy.polyval", "numpy.trapezoid",
     "numpy.unique_all", "numpy.unique_counts", "numpy.unique_inverse",
+    "adsrc.rules.iterables.unpacked", "builtins.list", "builtins.tuple",  # refuse iterating an unknown array type
+    "numpy.absolute", "numpy.angle", "numpy.fft.hfft", "numpy.fft.irfft", "numpy.fft.irfft2", "numpy.fft.irfftn",
 }
 # np.full(shape, v) does not dispatch on v: for an array type without __array__ (DuckArray, unlike CuPy and
 # Dask) NumPy builds an object array, whose gradient adsrc does not define. Not a rule of CuPy's concern.
@@ -174,6 +176,8 @@ NOT_DISPATCHED = {"numpy.full"}
 
 
 def _leaves(value, lib):
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _leaves(v, lib)]
     return [lib.read(value) if isinstance(value, lib.array_type) else value]
@@ -182,6 +186,8 @@ def _leaves(value, lib):
 def _to_lib(value, lib):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim >= 1:
         return lib.make(value)
+    if isinstance(value, dict):
+        return {k: _to_lib(v, lib) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         items = [_to_lib(v, lib) for v in value]
         return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too

@@ -306,6 +306,7 @@ COMPUTES_ITS_INPUTS = {
     "numpy.cumulative_prod", "numpy.diag", "numpy.diagonal", "numpy.linalg.diagonal", "numpy.einsum", "numpy.histogram_bin_edges",
     "numpy.linalg.det", "numpy.linalg.eigvalsh", "numpy.pad", "numpy.sort", "numpy.take_along_axis", "numpy.unique",
     # Rules added after the Dask survey, written for NumPy arrays: they compute their inputs (docs/scaling.md).
+    "numpy.linalg.eig", "numpy.linalg.eigvals",
     "adsrc.rules.assembly.index_concatenate", "numpy.block", "numpy.compress", "numpy.convolve", "numpy.corrcoef",
     "numpy.correlate", "numpy.cov", "numpy.delete", "numpy.ediff1d", "numpy.extract", "numpy.gradient", "numpy.i0",
     "numpy.insert", "numpy.interp", "numpy.linalg.tensorsolve", "numpy.median", "numpy.nancumprod",
@@ -322,10 +323,14 @@ def _dask_leaves(value):
     if isinstance(value, (list, tuple)):
         items = [_dask_leaves(v) for v in value]
         return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)  # NamedTuples too
+    if isinstance(value, dict):
+        return {k: _dask_leaves(v) for k, v in value.items()}
     return value
 
 
 def _flat(value):
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _flat(v)]
     return [computed(value)]

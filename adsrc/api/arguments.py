@@ -21,7 +21,7 @@ from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
 from ..frontend.parse import bound_parts, signature_of
 from ..rules.checkpoint import unwrap
-from ..values import check_real_scalar, leaves, part, seed, unthunk, zero
+from ..values import check_real_scalar, part, seed, unthunk, zero
 from ..values.pytrees import children, is_namedtuple, is_object, rebuild, tree_leaves
 from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
 

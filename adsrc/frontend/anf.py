@@ -16,7 +16,8 @@ Also here, because they need to know what is active:
   writes a fresh temporary first (``h_next``), so the backward sweep can
   still see the old value;
 * callees are resolved: a registered rule, a user function (transformed
-  recursively), a non-differentiable function, or a NoGradientRule error;
+  recursively), a non-differentiable function, or a NoGradientRule error (a
+  library's function is never transformed: libraries.py);
 * a differentiable keyword argument of a rule's call (``x.clip(min=lo)``) is
   moved to its parameter's position, since a rule differentiates positional
   arguments, or the call is refused where it has none.
@@ -39,6 +40,7 @@ from ..rules.assembly import INDEX_TRICKS, index_concatenate
 from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
+from .libraries import is_library_function, library_remedy
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import call, const, located, name, store
@@ -142,9 +144,12 @@ def argument_label(prim: Prim, index: int) -> str:
 
 def _positional_parameters(func: Any) -> list[inspect.Parameter] | None:
     """The parameters of ``func`` that a call can fill by position (up to ``*args``), or None
-    when its signature cannot be read."""
+    when its signature cannot be read. A rule may declare them (``rule.extra["signature"]``) for
+    a primitive whose own signature is ``(*args, **kwds)``, such as ``scipy.stats.norm.logpdf``."""
+    rule = registry.lookup(func)
     try:
-        params = inspect.signature(func).parameters.values()
+        declared = rule.extra.get("signature") if rule is not None else None
+        params = (declared or inspect.signature(func)).parameters.values()
     except (TypeError, ValueError):
         return None
     out = []
@@ -426,7 +431,14 @@ class ANF(CalleeResolver):
         if rule is None:
             label = getattr(func, "__name__", repr(func))
             raise NoGradientRule(label, self.where(node))
-        return Prim("rule", args, list(keywords), rule=rule)
+        prim = Prim("rule", args, list(keywords), rule=rule)
+        # Arguments the function depends on but whose derivative the rule does not have (a cdf's shape
+        # parameters): a None vjp there would silently give them no gradient.
+        for index, why in rule.extra.get("no_derivative", {}).items():
+            if index < len(args) and self.is_varied(args[index]):
+                raise NoGradientRule(f"{rule.qualname} with respect to {argument_label(prim, index)}",
+                                     self.where(node), why)
+        return prim
 
     def call(self, node: gast.Call) -> tuple[gast.expr, Prim]:
         func = node.func
@@ -467,6 +479,8 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None:
             prim, args, keywords = self.rule_call(obj, args, keywords, node, label)
             return gast.Call(func=func, args=args, keywords=keywords), prim
+        if is_library_function(obj):  # libraries are primitives: a rule, or refused (never traced into)
+            raise NoGradientRule(label, self.where(node), library_remedy(obj, label))
         if inspect.isfunction(obj) or recomputes(obj):  # a checkpointed callee is linked as a user function
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)

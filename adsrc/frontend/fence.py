@@ -485,7 +485,8 @@ class SyntaxFence(gast.NodeVisitor):
         if isinstance(func, gast.Attribute) and isinstance(getattr(target, "__self__", None), np.ufunc) \
                 and func.attr == "at":
             self.fail(node, f"the in-place function {_dotted(func)}",
-                      "it writes into its first argument; build a new array instead")
+                      "it writes into its first argument; build a new array instead (np.add.at(out, idx, v) "
+                      "into a 1-D out is out = out + np.bincount(idx, weights=v, minlength=len(out)))")
         if isinstance(func, gast.Attribute) and func.attr in _MUTATING_METHODS \
                 and not isinstance(self.static(func.value), types.ModuleType):
             self.fail(node, f"the in-place method .{func.attr}()", "it changes its object, so gradients "

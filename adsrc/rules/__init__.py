@@ -12,7 +12,15 @@ from . import (  # noqa: F401  (imported for their registrations)
 )
 from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
 from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
+from . import spellings  # noqa: F401  (last: it copies the rules of the operators it spells otherwise)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)
+from . import optional as _optional
+from .registry import on_miss as _on_miss
+
+# The rules of optional libraries (SciPy): those the program has imported now, the others when a lookup
+# misses after the program imports them (optional.py).
+_optional.load_imported()
+_on_miss(_optional.load_imported)
 from .reductions import logsumexp  # noqa: F401
 
 FAMILIES = {
@@ -35,6 +43,8 @@ FAMILIES = {
     "complex_numbers": "Complex numbers",
     "fft": "Discrete Fourier transforms (np.fft)",
     "eig": "General eigendecomposition (complex outputs)",
+    "spellings": "Other spellings: operator functions, constructors, scalar casts, ufunc methods",
+    **_optional.FAMILIES,
 }
 
 
@@ -50,5 +60,7 @@ def family(rule) -> str:
 
 
 def builtin_rules():
-    """The rules defined by adsrc's own rule modules, in registration order."""
+    """The rules defined by adsrc's own rule modules, in registration order, those of every optional
+    library that is installed included (SciPy is imported for them)."""
+    _optional.load()
     return [r for r in _all_rules() if family(r)]

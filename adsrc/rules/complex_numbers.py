@@ -29,6 +29,7 @@ import numpy as np
 import operator
 
 from . import decompositions, elementwise, indexing, joins, linalg, reductions, shape as _shape  # noqa: F401
+from . import iterables as _iterables
 from .registry import allow_complex, defattribute, defjvp, deflinear, defvjp, lookup
 from ._util import note, zero
 
@@ -195,6 +196,10 @@ COMPLEX_RULES += [getattr(m, n) for m, names in _OPTIONAL.items() for n in names
 COMPLEX_RULES += [getattr(np, name) for name in ("astype", "matrix_transpose") if hasattr(np, name)]
 if hasattr(np.linalg, "matrix_transpose"):
     COMPLEX_RULES.append(np.linalg.matrix_transpose)
+COMPLEX_RULES.append(builtins.getattr)  # a field of a structure: structural, as getitem
+# Python's containers and a dict's views: they move values, whatever their type
+COMPLEX_RULES += [builtins.list, builtins.tuple, builtins.dict, _iterables.unpacked, _iterables.dict_values,
+                  _iterables.dict_items, _iterables.dict_get]
 
 allow_complex(*COMPLEX_RULES)
 

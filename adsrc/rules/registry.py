@@ -141,7 +141,7 @@ def complex_error(name: str, what: str) -> InvalidArgument:
 def _is_complex(value: Any) -> bool:
     """A dtype kind check: a complex array or NumPy scalar, or a Python complex."""
     dtype = getattr(value, "dtype", None)
-    if dtype is not None:
+    if isinstance(dtype, np.dtype):  # (a NumPy type passed as a dtype= argument has a descriptor, not a dtype)
         return dtype.kind == "c"
     return type(value) is complex
 
@@ -306,19 +306,24 @@ def defvjp(
     name: str | None = None,
     fuse: dict[int, Callable] | None = None,
     add_into: dict[int, Callable] | None = None,
+    module: str | None = None,
 ) -> Rule:
     """Register the vjp functions of ``func``, one per differentiable argument.
 
     ``None`` in ``vjps`` marks a positional argument with no gradient.
     ``fuse`` and ``add_into`` map an argument position to that vjp's batched
-    or in-place form (see the module docstring).
+    or in-place form (see the module docstring). ``name`` and ``module`` name
+    the primitive where its own ``__name__`` and ``__module__`` do not say it
+    (a SciPy ufunc has no module; ``scipy.stats.norm.logpdf`` is a bound
+    method): its qualified name is ``module.name``.
     """
-    return _define(func, vjps, name, fuse, add_into, user=False)
+    return _define(func, vjps, name, fuse, add_into, user=False, module=module)
 
 
 def _define(func: Any, vjps: Sequence[Callable | None], name: str | None, fuse: dict | None,
-            add_into: dict | None, user: bool) -> Rule:
-    module, default_name = _primitive_name(func)
+            add_into: dict | None, user: bool, module: str | None = None) -> Rule:
+    default_module, default_name = _primitive_name(func)
+    module = default_module if module is None else module
     prim = name or default_name
     names = _arg_names(next((v for v in vjps if v is not None), lambda g, ans: 0), len(vjps))
     rule = Rule(func=func, name=prim, vjps=(), module=module)
@@ -486,6 +491,7 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
     [0.5]
     """
     label = getattr(func, "__name__", repr(func))
+    _run_miss_hooks()  # adsrc's own rules of a library imported since come first, so that this one replaces them
     unknown = set(forms) - {"name", "fuse", "add_into"}
     if unknown:
         raise TypeError(f"register_adjoint() got unexpected keyword arguments {sorted(unknown)}")
@@ -536,18 +542,36 @@ def register_nondifferentiable(*funcs: Any) -> None:
     >>> adsrc.grad(f)(np.array([0.3, 0.6])).tolist()
     [0.25, 0.5]
     """
+    _run_miss_hooks()
     for func in funcs:
         _nondifferentiable.add(_key(func))
         _rules.pop(_key(func), None)
     _changed()
 
 
+_miss_hooks: list[Callable[[], bool]] = []
+
+
+def on_miss(hook: Callable[[], bool]) -> None:
+    """Call ``hook()`` when a lookup finds no rule; if it returns True (it registered rules), look again.
+    (rules/optional.py registers the rules of a library the program imported after adsrc.)"""
+    _miss_hooks.append(hook)
+
+
+def _run_miss_hooks() -> None:
+    for hook in _miss_hooks:
+        hook()
+
+
 def lookup(func: Any) -> Rule | None:
     """The rule registered for ``func``, or None."""
     try:
-        return _rules.get(_key(func))
+        rule = _rules.get(_key(func))
     except TypeError:
         return None
+    if rule is None and _miss_hooks and any([hook() for hook in _miss_hooks]):
+        rule = _rules.get(_key(func))
+    return rule
 
 
 def is_nondifferentiable(func: Any) -> bool:

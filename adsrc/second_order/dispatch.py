@@ -20,7 +20,8 @@ they call. In order:
 * a registered primitive uses its jvps; a non-differentiable one gives zero;
 * when every tangent is zero the primal is called as it is (the common case
   for index and shape arithmetic);
-* any other Python function is transformed from its source, once;
+* any other Python function is transformed from its source, once, unless it
+  comes from a library (frontend/libraries.py), which is a primitive;
 * anything else (a C function without a rule, a function whose source cannot
   be transformed) is called as it is, and gets a zero tangent when its result
   holds no floating-point values or all its inputs' tangents are zero; if
@@ -45,6 +46,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
     unary, unpack, vararg_tangents, zero, _all_zero,
 )
 from ..backend.pipeline import EAGER, compile
+from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg
 from ..calls import CallDerivative, flat_sources
 from ..recompute import LoopAdjoint, stored_loop_adjoint
@@ -88,8 +90,14 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     if registry.is_nondifferentiable(fn) or fn in _pure_helpers():
         return fn(*args, **kwargs), zero
     if inspect.isfunction(fn):
+        if is_library_function(fn):  # libraries are primitives: never transformed from their source
+            return _opaque(fn, tangents, ktangents, args, kwargs, _LIBRARY)
         return _transformed(fn, tangents, ktangents, args, kwargs)
     return _opaque(fn, tangents, ktangents, args, kwargs)
+
+
+_LIBRARY = ("it comes from a library and has no tangent rule (adsrc does not differentiate a library's "
+            "source); give it one with adsrc.rules.registry.defjvp")
 
 
 def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -127,7 +135,7 @@ def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kw
     return jvp(tangents, ktangents, *args, **kwargs)
 
 
-def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | None = None) -> tuple[Any, Any]:
+def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | str | None = None) -> tuple[Any, Any]:
     value = fn(*args, **kwargs)
     if _all_zero(tangents, ktangents) or not (holds_floats(value) or _may_have_written(value, args, tangents)):
         return value, zero

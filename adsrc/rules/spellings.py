@@ -1,0 +1,227 @@
+"""Other spellings of primitives: operator functions, container constructors, scalar casts, ufunc methods.
+
+* ``operator.add``, ``sub``, ``mul``, ``truediv``, ``mod``, ``pow``, ``neg``,
+  ``pos``, ``matmul``, ``abs``: the functions behind ``+ - * / % ** - + @``
+  and ``abs``, called directly or passed around as values; each has the rule
+  of the operator it spells (``operator.mul`` that of ``np.multiply``, which
+  ``*`` maps to), its batched forms included.
+* (``tuple(x)``, ``list(x)`` and ``dict(x)`` are in iterables.py.)
+* ``np.float64(x)``: the cast; the contribution keeps the argument's dtype.
+  (``np.float32(x)`` has no rule: rounding to float32 is not differentiable
+  in float64 arithmetic, and cannot be checked by finite differences.)
+* ``np.add.reduce``, ``np.multiply.reduce``, ``np.add.accumulate``,
+  ``np.multiply.accumulate``: sum, prod, cumsum and cumprod along ``axis=0``
+  by default (the rules of those functions); ``np.multiply.outer``,
+  ``np.add.outer``, ``np.subtract.outer``: every element of ``a`` with every
+  element of ``b``, the result of shape ``a.shape + b.shape``.
+
+``functools.reduce(f, seq[, initial])`` with ``f`` a primitive that has a
+rule (``operator.add``, ``operator.mul``, ``np.maximum``...) differentiates
+in ``seq`` and ``initial``: its vjp runs the fold again, keeping every
+partial result, and sends the cotangent back through ``f``'s own vjps. A
+function without a rule (a lambda) is refused when the gradient is taken:
+write the loop instead, which adsrc differentiates.
+
+``np.add.at`` writes into its first argument in place, which adsrc refuses
+(frontend/fence.py) with a remedy: ``np.bincount`` or a new array.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import operator
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ..values import add_tangents
+from .registry import defjvp, defvjp, lookup
+from ._util import cast_like, is_zero, note, zero
+
+_NO = np._NoValue
+
+
+def _same_rule(func, primitive, name, module):
+    """Register ``func`` with the rule of ``primitive``: the same vjps, jvps and batched forms."""
+    rule = lookup(primitive)
+    vjps = [None if v is None else v.__wrapped__ for v in rule.vjps]
+    fuse = {i: v.fuse.__wrapped__ for i, v in enumerate(rule.vjps) if v is not None and v.fuse is not None}
+    add_into = {i: v.add_into.__wrapped__ for i, v in enumerate(rule.vjps) if v is not None and v.add_into is not None}
+    made = defvjp(func, *vjps, name=name, module=module, fuse=fuse or None, add_into=add_into or None)
+    defjvp(func, *(None if j is None else j.__wrapped__ for j in rule.jvps), piecewise_linear=rule.piecewise_linear)
+    note(f"the rule of {rule.qualname}", made)
+    return made
+
+
+# ---- operator ----------------------------------------------------------------------------------
+for _func, _primitive in (
+    (operator.add, np.add), (operator.sub, np.subtract), (operator.mul, np.multiply),
+    (operator.truediv, np.true_divide), (operator.mod, np.remainder), (operator.pow, np.power),
+    (operator.neg, np.negative), (operator.pos, np.positive), (operator.matmul, np.matmul),
+    (operator.abs, builtins.abs),
+):
+    _same_rule(_func, _primitive, _func.__name__, "operator")
+
+
+# ---- scalar casts --------------------------------------------------------------------------------
+def _cast_dx(g, ans, x=0.0):
+    if isinstance(x, float):
+        return float(g)
+    return cast_like(g, x)
+
+
+defvjp(np.float64, _cast_dx, module="numpy")
+defjvp(np.float64, lambda t, ans, x=0.0: np.float64(t), piecewise_linear=True)
+note("the contribution keeps the argument's dtype (a float for a Python float)", lookup(np.float64))
+
+
+# ---- ufunc methods -------------------------------------------------------------------------------
+def _along_axis0(base, cumulative):
+    """The vjp (or jvp) of sum/prod/cumsum/cumprod, for the ufunc method whose axis defaults to 0."""
+    if cumulative:
+        def along(g, ans, array, axis=0, dtype=None, out=None):
+            return base(g, ans, array, axis, dtype)
+    else:
+        def along(g, ans, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO, where=True):
+            return base(g, ans, array, axis, dtype, None, keepdims, initial, _NO if where is True else where)
+    return along
+
+
+for _method, _primitive, _cumulative in ((np.add.reduce, np.sum, False), (np.multiply.reduce, np.prod, False),
+                                         (np.add.accumulate, np.cumsum, True),
+                                         (np.multiply.accumulate, np.cumprod, True)):
+    _rule = lookup(_primitive)
+    _name = f"{_method.__self__.__name__}_{_method.__name__}"
+    defvjp(_method, _along_axis0(_rule.vjps[0].__wrapped__, _cumulative), name=_name, module="numpy")
+    defjvp(_method, _along_axis0(_rule.jvps[0].__wrapped__, _cumulative), piecewise_linear=_rule.piecewise_linear)
+    note(f"{_rule.qualname} along axis=0 by default", lookup(_method))
+# np.sum's tangent rule passes initial= on, which would make add.reduce's tangent affine: its own, without it.
+defjvp(np.add.reduce, lambda t, ans, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO, where=True:
+       np.add.reduce(t, axis, dtype, None, keepdims, where=where), piecewise_linear=True)
+
+
+def _outer_axes(a, b):
+    return tuple(range(np.ndim(a))), tuple(range(np.ndim(a), np.ndim(a) + np.ndim(b)))
+
+
+def _as_argument(value, like):
+    """A contribution summed to ``like``'s shape, a float for a Python float."""
+    return float(value) if isinstance(like, (int, float)) else cast_like(value, like)
+
+
+def _times_outer_da(g, ans, a, b):
+    return _as_argument(np.tensordot(g, b, axes=np.ndim(b)), a)
+
+
+def _times_outer_db(g, ans, a, b):
+    return _as_argument(np.tensordot(a, g, axes=np.ndim(a)), b)
+
+
+def _plus_outer_da(g, ans, a, b):
+    return _as_argument(np.sum(g, axis=_outer_axes(a, b)[1]), a)
+
+
+def _plus_outer_db(g, ans, a, b):
+    return _as_argument(np.sum(g, axis=_outer_axes(a, b)[0]), b)
+
+
+def _minus_outer_db(g, ans, a, b):
+    return _as_argument(-np.sum(g, axis=_outer_axes(a, b)[0]), b)
+
+
+def _spread(t, ans, a, b, first):
+    """The tangent of a or b alone, broadcast to the outer result's shape."""
+    t = np.asarray(t)
+    shaped = np.reshape(t, np.shape(t) + (1,) * np.ndim(b)) if first else np.reshape(t, (1,) * np.ndim(a) + np.shape(t))
+    return np.broadcast_to(shaped, np.shape(ans))
+
+
+defvjp(np.multiply.outer, _times_outer_da, _times_outer_db, name="multiply_outer", module="numpy")
+defjvp(np.multiply.outer, lambda t, ans, a, b: np.multiply.outer(t, b), lambda t, ans, a, b: np.multiply.outer(a, t))
+defvjp(np.add.outer, _plus_outer_da, _plus_outer_db, name="add_outer", module="numpy")
+defjvp(np.add.outer, lambda t, ans, a, b: _spread(t, ans, a, b, True), lambda t, ans, a, b: _spread(t, ans, a, b, False),
+       piecewise_linear=True)
+defvjp(np.subtract.outer, _plus_outer_da, _minus_outer_db, name="subtract_outer", module="numpy")
+defjvp(np.subtract.outer, lambda t, ans, a, b: _spread(t, ans, a, b, True),
+       lambda t, ans, a, b: -_spread(t, ans, a, b, False), piecewise_linear=True)
+note("a with every element of b: the result's shape is a.shape + b.shape",
+     lookup(np.multiply.outer), lookup(np.add.outer), lookup(np.subtract.outer))
+
+
+# ---- functools.reduce(f, seq[, initial]) with a primitive f ---------------------------------------
+def _fold(function, iterable, initial):
+    """The rule of ``function``, the items folded, and every partial result (the first is the start)."""
+    rule = lookup(function)
+    if rule is None or len(rule.vjps) < 2:
+        label = getattr(function, "__qualname__", None) or repr(function)
+        raise InvalidArgument(f"functools.reduce is differentiated through the gradient rule of the function "
+                              f"it folds with, and {label} has none: write the loop instead (adsrc "
+                              f"differentiates it), or fold with a function that has a rule (operator.add, "
+                              f"operator.mul, np.maximum...)")
+    items = list(iterable)
+    start, rest = (initial[0], items) if initial else (items[0], items[1:])
+    partial = [start]
+    for item in rest:
+        partial.append(function(partial[-1], item))
+    return rule, rest, partial
+
+
+def _reduce_backward(g, function, iterable, initial):
+    """The cotangents of the start and of each folded item, from the last step back."""
+    rule, rest, partial = _fold(function, iterable, initial)
+    items_g = [zero] * len(rest)
+    for k in reversed(range(len(rest))):
+        args = (partial[k], rest[k])
+        out = partial[k + 1]
+        if rule.vjps[1] is not None:
+            items_g[k] = rule.vjps[1](g, out, *args)
+        g = zero if rule.vjps[0] is None else rule.vjps[0](g, out, *args)
+    return g, items_g
+
+
+def _in_structure(contributions, iterable):
+    if isinstance(iterable, np.ndarray):
+        rows = [np.zeros(np.shape(iterable)[1:], dtype=np.result_type(iterable, 1.0)) if is_zero(c) else c
+                for c in contributions]
+        return cast_like(np.reshape(np.array(rows), np.shape(iterable)), iterable)
+    return type(iterable)(contributions) if isinstance(iterable, (list, tuple)) else list(contributions)
+
+
+def _reduce_dsequence(g, ans, function, sequence, *initial):
+    g_start, items_g = _reduce_backward(g, function, sequence, initial)
+    return _in_structure(items_g if initial else [g_start] + items_g, sequence)
+
+
+def _reduce_dinitial(g, ans, function, sequence, *initial):
+    return _reduce_backward(g, function, sequence, initial)[0]
+
+
+def _reduce_tangent(t_start, t_items, function, sequence, initial):
+    rule, rest, partial = _fold(function, sequence, initial)
+    total = t_start
+    for k, t_item in enumerate(t_items):
+        args, out = (partial[k], rest[k]), partial[k + 1]
+        step = zero
+        if not is_zero(total):
+            step = rule.jvps[0](total, out, *args)
+        if not is_zero(t_item):
+            step = add_tangents(step, rule.jvps[1](t_item, out, *args))
+        total = step
+    return total
+
+
+def _reduce_jvp_sequence(t, ans, function, sequence, *initial):
+    t_items = list(t) if isinstance(t, (list, tuple, np.ndarray)) else [t]
+    if initial:
+        return _reduce_tangent(zero, t_items, function, sequence, initial)
+    return _reduce_tangent(t_items[0], t_items[1:], function, sequence, initial)
+
+
+def _reduce_jvp_initial(t, ans, function, sequence, *initial):
+    return _reduce_tangent(t, [zero] * len(list(sequence)), function, sequence, initial)
+
+
+defvjp(functools.reduce, None, _reduce_dsequence, _reduce_dinitial, name="reduce", module="functools")
+defjvp(functools.reduce, None, _reduce_jvp_sequence, _reduce_jvp_initial)
+note("with a function that has a rule (operator.add, np.maximum...); the vjp folds again, keeping each partial "
+     "result", lookup(functools.reduce))

@@ -1,0 +1,190 @@
+"""Samples for the rules of optional libraries (SciPy) and other spellings, merged into rule_samples.SAMPLES.
+
+Keyed by qualified name like the others; a rule that is not registered (SciPy
+not installed) has no generated test, so these samples are then unused. Every
+differentiable argument of every rule is exercised by at least one case.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rule_samples import C, Spec, arr, binary, flt, pflt, pos, spd, symmetric_separated, unary, unit, wellcond, with_zero
+
+
+def inside(*shape):
+    """Values in (0.1, 0.9): the domain of logit, and of beta distributions."""
+    return arr(*shape, lo=0.1, hi=0.9)
+
+
+def integers(lo, hi, *shape):
+    return Spec(lambda rng: rng.integers(lo, hi, shape))
+
+
+def lower_triangular(n, *batch):
+    """Well-conditioned lower-triangular matrices (for solve_triangular and cho_solve)."""
+    return Spec(lambda rng: np.tril(2.0 * np.eye(n) + rng.uniform(-0.5, 0.5, batch + (n, n))))
+
+
+def upper_triangular(n, *batch):
+    return Spec(lambda rng: np.triu(2.0 * np.eye(n) + rng.uniform(-0.5, 0.5, batch + (n, n))))
+
+
+def small(*shape):
+    """Matrices of norm well below 1 (for expm, whose series then converges fast)."""
+    return arr(*shape, lo=-0.5, hi=0.5)
+
+
+SPECIAL = {
+    "scipy.special.expit": unary(),
+    "scipy.special.logit": unary(inside),
+    "scipy.special.erf": unary(),
+    "scipy.special.erfc": unary(),
+    "scipy.special.erfinv": unary(unit),
+    "scipy.special.gamma": unary(pos) + [C(arr(3, lo=-2.7, hi=-2.3))],
+    "scipy.special.gammaln": unary(pos) + [C(arr(3, lo=-1.8, hi=-1.2))],
+    "scipy.special.digamma": unary(pos),
+    "scipy.special.polygamma": [C(1, pos(3)), C(np.array([0, 1, 2]), pos(3)), C(2, pos(2, 1)), C(0, pflt())],
+    "scipy.special.beta": binary(pos, pos, pflt),
+    "scipy.special.betaln": binary(pos, pos, pflt),
+    "scipy.special.xlogy": binary(arr, pos, pflt) + [C(with_zero(arr(3)), pos(3))],
+    "scipy.special.xlog1py": binary(arr, pos, pflt) + [C(with_zero(arr(3)), pos(3))],
+    "scipy.special.logsumexp": [
+        C(arr(3, 4)), C(arr(3, 4), axis=0), C(arr(2, 3, 4), (0, 2), keepdims=True), C(arr(3, 4), 1, pos(3, 4)),
+        C(arr(2, 3), None, pos(3), True), C(arr(3, 4), 1, pos(3, 4), False, True), C(arr()),
+    ],
+    "scipy.special.softmax": [C(arr(3, 4)), C(arr(3, 4), axis=1), C(arr(2, 3, 4), (0, 2)), C(arr(4), 0)],
+    "scipy.special.log_softmax": [C(arr(3, 4)), C(arr(3, 4), axis=1), C(arr(2, 3, 4), (0, 2)), C(arr(4), 0)],
+}
+
+def _continuous(shapes, x=arr, loc=None, scale=None):
+    """Samples of a location-scale family's method: x and the shape parameters alone, then with loc and
+    scale as arrays, then broadcast against a 2-D x with Python floats."""
+    loc = loc or (lambda *s: arr(*s, lo=-0.5, hi=0.5))
+    scale = scale or (lambda *s: arr(*s, lo=0.8, hi=1.5))
+    return [C(x(3), *(s(3) for s in shapes)), C(x(3), *(s(3) for s in shapes), loc(3), scale(3)),
+            C(x(2, 3), *(s(3) for s in shapes), loc(), scale(2, 1)), C(x(), *(s() for s in shapes), loc=0.1)]
+
+
+def _df(*shape):
+    return arr(*shape, lo=1.5, hi=5.0)
+
+
+def _gamma_x(*shape):
+    return arr(*shape, lo=1.0, hi=3.0)
+
+
+def _beta_x(*shape):
+    return arr(*shape, lo=0.3, hi=0.6)
+
+
+def _beta_loc(*shape):
+    return arr(*shape, lo=-0.1, hi=0.1)
+
+
+def _beta_scale(*shape):
+    return arr(*shape, lo=1.0, hi=1.2)
+
+
+def _poisson():
+    return [C(np.array([0, 1, 3]), pos(3)), C(2, pflt()), C(np.array([[1], [4]]), pos(3), 1), C(np.int64(5), pos())]
+
+
+STATS = {}
+for _name, _shapes, _kw in (("norm", [], {}), ("t", [_df], {}), ("gamma", [above := (lambda *s: arr(*s, lo=1.5, hi=3.0))],
+                                                                       {"x": _gamma_x}),
+                            ("beta", [above, above], {"x": _beta_x, "loc": _beta_loc, "scale": _beta_scale})):
+    for _method in ("logpdf", "pdf", "cdf", "logcdf"):
+        STATS[f"scipy.stats.{_name}_{_method}"] = _continuous(_shapes, **_kw)
+for _method in ("logpmf", "pmf", "cdf", "logcdf"):
+    STATS[f"scipy.stats.poisson_{_method}"] = _poisson()
+for _method in ("logpdf", "pdf"):
+    STATS[f"scipy.stats.multivariate_normal_{_method}"] = [
+        C(arr(3), arr(3), spd(3)), C(arr(4, 2), arr(2), spd(2)), C(arr(2), arr(2), pos(2)), C(arr(2), arr(2), pflt()),
+        C(arr(3, 1), arr(1), spd(1)),
+    ]
+
+def lu_factored(n):
+    """(lu, piv) from scipy.linalg.lu_factor of a well-conditioned matrix, drawn when the sample is."""
+    def make(rng):
+        import scipy.linalg  # at draw time: these samples exist (unused) where SciPy is not installed
+
+        return scipy.linalg.lu_factor(2.0 * np.eye(n) + rng.uniform(-0.5, 0.5, (n, n)))
+
+    return Spec(make)
+
+
+def cho_upper(n):
+    """(c, False) as cho_factor returns it: the upper factor, and other entries in the lower triangle."""
+    return Spec(lambda rng: (upper_triangular(n)(rng) + np.tril(rng.uniform(-1, 1, (n, n)), -1), False))
+
+
+# cho_solve's lower=True is not in the generated cases: finite differences move the flag to 0.999999,
+# which SciPy reads as False. tests/test_scipy.py checks that case against finite differences itself.
+LINALG = {
+    "scipy.linalg.solve": [
+        C(wellcond(3), arr(3)), C(wellcond(3), arr(3, 2)), C(spd(3), arr(3), assume_a="pos"),
+        C(spd(3), arr(3, 2), True, assume_a="sym"), C(wellcond(3), arr(3), transposed=True),
+        C(upper_triangular(3), arr(3), assume_a="upper triangular"),
+        C(lower_triangular(3), arr(3, 2), assume_a="lower triangular"),
+    ],
+    "scipy.linalg.inv": [C(wellcond(3)), C(spd(3), assume_a="pos"), C(spd(3), assume_a="sym", lower=True)],
+    "scipy.linalg.det": [C(wellcond(3)), C(arr(2, 2))],
+    "scipy.linalg.cholesky": [C(spd(3)), C(spd(3), lower=True), C(spd(2), True)],
+    "scipy.linalg.cho_factor": [C(spd(3)), C(spd(3), True)],
+    "scipy.linalg.cho_solve": [C(cho_upper(3), arr(3), wrt=(0, 1)), C(cho_upper(3), arr(3, 2), wrt=(0, 1))],
+    "scipy.linalg.lu_factor": [C(wellcond(3)), C(arr(4, 4))],
+    "scipy.linalg.lu_solve": [C(lu_factored(3), arr(3), wrt=(0, 1)), C(lu_factored(3), arr(3, 2), 1, wrt=(0, 1)),
+                              C(lu_factored(3), arr(3), trans=2, wrt=(0, 1))],
+    "scipy.linalg.solve_triangular": [
+        C(wellcond(3), arr(3)), C(wellcond(3), arr(3, 2), 1, True), C(wellcond(3), arr(3), lower=True,
+                                                                      unit_diagonal=True),
+        C(wellcond(3), arr(3, 2), trans="T", unit_diagonal=True),
+    ],
+    "scipy.linalg.expm": [C(small(3, 3)), C(small(2, 2)), C(small(2, 3, 3))],
+    # driver="evd": the default driver ("evr") may flip an eigenvector's sign between neighbouring matrices,
+    # which finite differences would read as a jump.
+    "scipy.linalg.eigh": [C(symmetric_separated(3), driver="evd"), C(symmetric_separated(3), lower=False, driver="evd"),
+                          C(symmetric_separated(3), eigvals_only=True)],
+}
+
+# ---- other spellings of primitives (adsrc/rules/spellings.py): not libraries, but new with them ----------
+def _spellings():
+    from rule_samples import SAMPLES, nonzero
+
+    same = {"add": "numpy.add", "sub": "numpy.subtract", "mul": "numpy.multiply", "truediv": "numpy.divide",
+            "mod": "numpy.remainder", "pow": "numpy.power", "neg": "numpy.negative", "pos": "numpy.positive",
+            "matmul": "numpy.matmul", "abs": "builtins.abs"}
+    out = {f"operator.{name}": SAMPLES[spelled] for name, spelled in same.items()}
+    sequences = [C([arr(2), arr(3)]), C((arr(2), flt())), C(arr(3)), C(arr(2, 3)), C([flt(), flt()])]
+    out.update({
+        "builtins.tuple": sequences, "builtins.list": sequences,
+        "numpy.float64": [C(arr()), C(flt()), C(arr(3))],
+        "numpy.add_reduce": [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(2, 3, 4), (0, 2), keepdims=True), C(arr(3, 4), None),
+                             C(arr(3))],
+        "numpy.multiply_reduce": [C(nonzero(3, 4)), C(nonzero(3, 4), 1), C(nonzero(4))],
+        "numpy.add_accumulate": [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(4))],
+        "numpy.multiply_accumulate": [C(nonzero(3, 4)), C(nonzero(2, 3), 1), C(nonzero(4))],
+    })
+    outer = [C(arr(3), arr(2)), C(arr(2, 2), arr(3)), C(flt(), arr(3)), C(arr(3), flt()), C(arr(2), arr(2, 2))]
+    out.update({"numpy.multiply_outer": outer, "numpy.add_outer": outer, "numpy.subtract_outer": outer})
+    import operator
+
+    out["functools.reduce"] = [
+        C(operator.add, [arr(3), arr(3), arr(3)]), C(operator.mul, [arr(2), arr(2)], arr(2)),
+        C(np.maximum, [arr(3), arr(3)]), C(operator.matmul, [arr(2, 2), arr(2, 2), arr(2, 2)]),
+        C(np.multiply, arr(3, 2)), C(operator.mul, [flt(), flt()], flt()), C(operator.sub, (arr(2), arr(2)), flt()),
+    ]
+    return out
+
+
+LIBRARY_SAMPLES = {**SPECIAL, **STATS, **LINALG, **_spellings()}
+
+# Degenerate points (tests/test_singular.py) where a density jumps or its slope diverges logarithmically:
+# at "ones", x == loc puts gamma at the edge of its support with a == 1 (the density jumps from 0 to 1) and
+# beta at y == 1 with a == b == 1; the one-sided differences there do not converge, so the directional
+# derivative is only checked to be free of NaN. And t.cdf at z == 0: SciPy computes it through z**2, so
+# it is flat to within 1e-8 of the centre and one-sided differences at that scale read 0.
+EDGES_OF_SUPPORT = {
+    ("scipy.stats.gamma_pdf", 1, "ones"), ("scipy.stats.gamma_pdf", 2, "ones"),
+    ("scipy.stats.beta_pdf", 0, "ones"), ("scipy.stats.beta_pdf", 1, "ones"), ("scipy.stats.t_cdf", 2, "ones"),
+}
