@@ -28,12 +28,12 @@ import weakref
 from typing import Any, Callable
 
 from .backend.pipeline import FORWARD, Mode, compile
-from .errors import NoGradientRule, RefusedWhenRun
+from .errors import NoGradientRule, RefusedWhenRun, UnsupportedSyntax
 from .frontend.parse import in_library, signature_of
 from .rules.checkpoint import recomputes, unwrap
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
-from .values.pytrees import attribute_cotangent, attribute_tangent
+from .values.pytrees import attribute_cotangent, attribute_tangent, is_namedtuple
 
 _SELF = "self"  # where a bound object's value comes from: the callee itself (its cotangent is the callee's)
 
@@ -54,12 +54,12 @@ class CallDerivative:
     the positions of ``*xs`` and ``**kw`` atoms; ``where`` is the call site.
     """
 
-    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where", "source")
+    __slots__ = ("wrt", "mode", "method", "starred", "mapping", "where", "source", "after")
 
     def __init__(self, wrt: tuple, mode: Mode, where: str, method: str | None = None, starred: tuple = (),
-                 mapping: tuple = (), source: str | None = None):
+                 mapping: tuple = (), source: str | None = None, after: bool = False):
         self.wrt, self.mode, self.where, self.method = wrt, mode, where, method
-        self.starred, self.mapping, self.source = starred, mapping, source
+        self.starred, self.mapping, self.source, self.after = starred, mapping, source, after
 
     def __repr__(self) -> str:
         kind = "jvp" if self.mode.forward else "adjoint"
@@ -68,7 +68,11 @@ class CallDerivative:
 
     # -- resolving ------------------------------------------------------------------------
     def plan(self, first: Any, atoms: tuple, keywords: dict) -> "_Plan":
-        callee = getattr(first, self.method) if self.method else first
+        if self.after:  # super(C, first).method(...): C is the last atom, not an argument
+            *atoms, klass = atoms
+            callee = getattr(super(klass, first), self.method)
+        else:
+            callee = getattr(first, self.method) if self.method else first
         plan = _Plan(self.where, self.source)
         for index, atom in enumerate(atoms, start=1):
             if index in self.starred:
@@ -99,19 +103,37 @@ class CallDerivative:
         values, sources = plan.values(), plan.sources()
         if plan.rule is not None:
             return self.rule_adjoint(plan, first, values, sources)
+        if plan.replaces:
+            return self.replace_adjoint(plan, first, atoms)
         wrt = tuple(i for i, s in enumerate(sources) if any(self.active(x) for x in flat_sources(s)))
         if plan.derivative is not None:
             if plan.keywords:
                 raise RefusedWhenRun(f"passing keyword arguments to {plan.label}", self.where, "pass them positionally")
             value, pullback = plan.derivative.__adsrc_pullback__(tuple(values), wrt, self.mode.eager)
         else:
-            value, pullback = compile(plan.function, wrt, self.mode).function(*values)
+            value, pullback = self.compiled(plan, wrt, self.mode).function(*values)
 
         def call_pullback(g: Any) -> tuple:
             grads = pullback(g)
             return self.gather(first, atoms, [(sources[i], d) for i, d in zip(wrt, grads)])
 
         return value, call_pullback
+
+    def replace_adjoint(self, plan: "_Plan", first: Any, atoms: tuple) -> tuple[Any, Any]:
+        """``p._replace(w=v)`` of a NamedTuple: a new tuple, ``v`` at ``w``'s position, ``p``'s elsewhere."""
+        (old, source), = plan.positional
+        fields = type(old)._fields
+        value = old._replace(**plan.constant_keywords())
+
+        def replace_pullback(g: Any) -> tuple:
+            if g is zero:
+                return self.gather(first, atoms, [])
+            given = {fields.index(k) for k in plan.keywords}
+            parts = [(source, TangentTuple(zero if i in given else part(g, i) for i in range(len(fields))))]
+            parts += [(s, part(g, fields.index(k))) for k, (_, s) in plan.keywords.items()]
+            return self.gather(first, atoms, parts)
+
+        return value, replace_pullback
 
     def rule_adjoint(self, plan: "_Plan", first: Any, values: list, sources: list) -> tuple[Any, Any]:
         if any(self.active(s) for s in plan.keyword_sources()):
@@ -159,6 +181,12 @@ class CallDerivative:
         param_tangents = self.parameter_tangents(plan, first, dict(zip(self.wrt, tangents)))
         if plan.derivative is not None:
             return plan.derivative.__adsrc_pushforward__(tuple(values), tuple(param_tangents))
+        if plan.replaces:
+            old, fields = values[0], type(values[0])._fields
+            keyword_tangents = dict(zip(plan.keywords, param_tangents[1:]))
+            t_old = param_tangents[0]
+            return old._replace(**plan.constant_keywords()), TangentTuple(
+                keyword_tangents[f] if f in keyword_tangents else part(t_old, i) for i, f in enumerate(fields))
         if plan.rule is not None:
             ans = plan.rule_function(*values, **plan.constant_keywords())
             total = zero
@@ -172,7 +200,19 @@ class CallDerivative:
                 total = add_tangents(total, jvp(t, ans, *values, **plan.constant_keywords()))
             return ans, total
         wrt = tuple(i for i, t in enumerate(param_tangents) if t is not zero)
-        return compile(plan.function, wrt, FORWARD).function(*values, *(param_tangents[i] for i in wrt))
+        return self.compiled(plan, wrt, FORWARD).function(*values, *(param_tangents[i] for i in wrt))
+
+    def compiled(self, plan: "_Plan", wrt: tuple[int, ...], mode: Mode) -> Any:
+        """The resolved function's derivative. It compiles when the call first runs, after the caller's earlier
+        statements ran: a construct it refuses is therefore refused then (``RefusedWhenRun``)."""
+        try:
+            return compile(plan.function, wrt, mode)
+        except RefusedWhenRun:
+            raise
+        except UnsupportedSyntax as error:
+            raise RefusedWhenRun(f"calling {plan.label}, a function passed as a value, whose code adsrc refuses "
+                                 f"({error})", self.where, "call it by its name, so that adsrc checks it before "
+                                 "anything runs, or change what it refuses") from None
 
 
     def parameter_tangents(self, plan: "_Plan", first: Any, given: dict) -> list:
@@ -223,6 +263,7 @@ class _Plan:
         self.rule: registry.Rule | None = None
         self.rule_function: Callable | None = None
         self.derivative: Any = None  # an object that knows its own derivatives (adsrc.grad(g))
+        self.replaces = False  # a NamedTuple's _replace: structural, done here
         self.label = ""
         self.bound: list[tuple[Any, Any]] = []  # the parameters' (value, source), in order
 
@@ -234,6 +275,11 @@ class _Plan:
                 self.rule, self.rule_function = rule, callee
                 self.label = getattr(callee, "__name__", repr(callee))
                 self.bound = self.positional
+                return
+            if self.positional and is_namedtuple(self.positional[0][0]) \
+                    and callee is getattr(type(self.positional[0][0]), "_replace", None):  # p._replace(w=v)
+                self.replaces, self.label = True, "_replace"
+                self.bound = self.positional + list(self.keywords.values())
                 return
             if hasattr(type(callee), "__adsrc_pullback__"):  # a derivative made by adsrc.grad, called inside
                 self.derivative, self.label = callee, repr(callee)
@@ -343,12 +389,12 @@ def _hashable(value: Any) -> bool:
 
 
 def adjoint_of_call(wrt: tuple, eager: bool, where: str, method: str | None = None, starred: tuple = (),
-                    mapping: tuple = (), source: str | None = None) -> CallDerivative:
+                    mapping: tuple = (), source: str | None = None, after: bool = False) -> CallDerivative:
     """The adjoint of a call whose callee is a value (see :class:`CallDerivative`)."""
-    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping, source)
+    return CallDerivative(wrt, Mode("reverse", eager), where, method, starred, mapping, source, after)
 
 
 def jvp_of_call(wrt: tuple, where: str, method: str | None = None, starred: tuple = (),
-                mapping: tuple = (), source: str | None = None) -> CallDerivative:
+                mapping: tuple = (), source: str | None = None, after: bool = False) -> CallDerivative:
     """The JVP of a call whose callee is a value (see :class:`CallDerivative`)."""
-    return CallDerivative(wrt, FORWARD, where, method, starred, mapping, source)
+    return CallDerivative(wrt, FORWARD, where, method, starred, mapping, source, after)

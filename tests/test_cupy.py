@@ -168,7 +168,7 @@ ERRORS_ON_CUPY_LIKE = {
     "numpy.partition", "numpy.poly", "numpy.polyfit", "numpy.polymul", "numpy.polyval", "numpy.trapezoid",
     "numpy.unique_all", "numpy.unique_counts", "numpy.unique_inverse",
     "adsrc.rules.iterables.unpacked", "builtins.list", "builtins.tuple",  # refuse iterating an unknown array type
-    "numpy.absolute", "numpy.angle", "numpy.fft.hfft", "numpy.fft.irfft", "numpy.fft.irfft2", "numpy.fft.irfftn",
+    "functools.reduce", "numpy.absolute", "numpy.angle", "numpy.fft.hfft", "numpy.fft.irfft", "numpy.fft.irfft2", "numpy.fft.irfftn",
 }
 # np.full(shape, v) does not dispatch on v: for an array type without __array__ (DuckArray, unlike CuPy and
 # Dask) NumPy builds an object array, whose gradient adsrc does not define. Not a rule of CuPy's concern.
@@ -227,7 +227,7 @@ def test_every_rule_gives_numpys_gradient_or_an_error(lib, name):
                     continue
                 np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-10,
                                            atol=1e-12, err_msg=f"{name}[{i}] argument {p}")
-    if lib.name == "duck" and name not in ERRORS_ON_CUPY_LIKE:
+    if lib.name == "duck" and name not in ERRORS_ON_CUPY_LIKE and not name.startswith("scipy."):  # (no dispatch)
         assert not errors, errors[:3]
 
 

@@ -550,3 +550,61 @@ def test_checkpointed_function_passed_as_a_value(eager):
     x = rng.normal(size=3)
     f = adsrc.checkpoint(decay)
     close(adsrc.grad(through_parameter, wrt=1, eager=eager)(f, x), fd(lambda v: through_parameter(f, v), x))
+
+
+def replaced(W, b, x):
+    p = Params(W, b)
+    for _ in range(3):
+        p = p._replace(W=p.W * 0.9 + 0.1, b=np.tanh(p.b))
+    q = p._replace(b=p.b * 2.0)
+    return small_loss(q, x)
+
+
+@MODES
+def test_namedtuple_replace(eager):
+    W, b, x = rng.normal(size=(2, 1)), rng.normal(size=1), rng.normal(size=(3, 2))
+    dW, db = adsrc.grad(replaced, wrt=(0, 1), eager=eager)(W, b, x)
+    close(dW, fd(lambda v: replaced(v, b, x), W))
+    close(db, fd(lambda v: replaced(W, v, x), b))
+    t = rng.normal(size=W.shape)
+    close(adsrc.jvp(replaced, (W, b, x), (t, None, None))[1], np.sum(dW * t))
+
+
+# ---- inheritance and super() ----------------------------------------------------------------
+class Base:
+    def __init__(self, w):
+        self.w = w
+
+    def energy(self, x):
+        return np.sum(np.sin(self.w * x))
+
+
+class Derived(Base):
+    def energy(self, x):
+        return super().energy(x) * 2.0 + np.sum(self.w ** 2)
+
+
+@MODES
+def test_super_in_a_method(eager):
+    obj, x = Derived(rng.normal(size=3)), rng.normal(size=3)
+    close(adsrc.grad(obj.energy, eager=eager)(x), fd(obj.energy, x))
+    g = adsrc.grad(obj.energy, wrt="self", eager=eager)(x)
+    assert type(g) is Derived
+    close(g.w, fd(lambda w: Derived(w).energy(x), obj.w))
+    t = rng.normal(size=3)
+    close(adsrc.jvp(obj.energy, (x,), (t,))[1], np.sum(fd(obj.energy, x) * t))
+
+
+def total_energy(**parts):
+    return sum(np.sum(v * v) for v in parts.values())
+
+
+def named_parts(x):
+    return total_energy(a=x, b=x * 2.0)
+
+
+@MODES
+def test_a_kwargs_function_called_by_name_with_differentiable_keywords(eager):
+    x = rng.normal(size=2)
+    close(adsrc.grad(named_parts, eager=eager)(x), 10.0 * x)
+    close(adsrc.jvp(named_parts, (x,), (np.array([1.0, 0.0]),))[1], 10.0 * x[0])

@@ -290,21 +290,15 @@ def refused_method_body(x, W, s, n):
     return Base(W, s).guarded(x)
 
 
-KNOWN_BUGS = [
-    pytest.param(zero_argument_super, marks=pytest.mark.xfail(
-        strict=True, reason="super() in a method: the generated adjoint raises RuntimeError: super(): __class__ cell "
-                            "not found (a crash inside adsrc's generated code, not a refusal)")),
-    pytest.param(namedtuple_replace, marks=pytest.mark.xfail(
-        strict=True, reason="NamedTuple._replace: adsrc compiles collections' _replace when the call runs and refuses "
-                            "its kwds.pop with UnsupportedSyntax after the function's code ran")),
-    pytest.param(refused_method_body, marks=pytest.mark.xfail(
-        strict=True, reason="a method whose body adsrc refuses (try/except) is refused when its call runs, after the "
-                            "caller's code ran, as UnsupportedSyntax rather than before anything ran")),
+FIXED_BUGS = [  # constructs the generator found broken, kept as regression tests
+    zero_argument_super,  # super() in a method: the method found after the class, resolved when it runs
+    namedtuple_replace,  # NamedTuple._replace is differentiated structurally (calls.py)
+    refused_method_body,  # refused when its call runs (RefusedWhenRun): a method is resolved then
 ]
 
 
-@pytest.mark.parametrize("func", KNOWN_BUGS, ids=lambda f: f.__name__)
-def test_known_bug(func):
+@pytest.mark.parametrize("func", FIXED_BUGS, ids=lambda f: f.__name__)
+def test_once_broken_construct(func):
     diffgen.register_tick()
     args = arguments(7, 2)
     outcome, problems, _ = diffgen.check_program(func, args, fd=True)
@@ -327,9 +321,7 @@ def builds_a_callable_class(x):
     return Callable_(x).h(x)  # tanh(x) @ x
 
 
-@pytest.mark.xfail(strict=True, reason="hessian of a function that builds an object of a class with __call__ "
-                                       "treats the object as a constant: a silently wrong Hessian")
-def test_known_bug_hessian_through_an_object_of_a_callable_class():
+def test_hessian_through_an_object_built_in_the_function():  # was silently wrong: the object was a constant
     x = np.array([0.3, -0.5, 0.2])
     g = adsrc.grad(builds_a_callable_class)
     np.testing.assert_allclose(g(x), np.tanh(x) + x / np.cosh(x) ** 2)  # first order is right

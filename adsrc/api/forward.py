@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..frontend.parse import bound_parts
 from ..backend.pipeline import EAGER, FORWARD, compile
 from ..errors import InvalidArgument, NonScalarOutput
 from ..second_order.dispatch import call, ownership
@@ -75,9 +76,11 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, has_aux: bool = False) -
                                                      "derivative returns gradients")
         return _derivative_jvp(func, primals, tangents)
     values = bind(func, primals, {})
-    wrt = tuple(i for i, (p, t) in enumerate(zip(primals, tangents)) if not is_zero(t) and _float_like(p))
+    moved = tuple(i for i, (p, t) in enumerate(zip(primals, tangents)) if not is_zero(t) and _float_like(p))
+    bound = len(bound_parts(func)[1])  # a bound method's object (a partial's arguments) come first, fixed
+    wrt = tuple(i + bound for i in moved)
     compiled = compile(func, wrt, FORWARD)
-    value, tangent = compiled.function(*values, *(to_tangent(tangents[i]) for i in wrt))
+    value, tangent = compiled.function(*values, *(to_tangent(tangents[i]) for i in moved))
     if has_aux:
         output, aux = split_aux(value, func)
         return output, Fresh(values, tangents, value).finish(part(tangent, 0), output), aux

@@ -117,6 +117,7 @@ class Prim:
     starred: tuple = ()
     mapping: tuple = ()
     source: str | None = None  # the callee expression, where it is not a name (np.vectorize(math.erf))
+    after: bool = False  # the method is looked up after the last atom (a class) in the MRO: super(C, obj).m()
 
 
 def call_site(prim: Prim, where: str) -> tuple[str, str]:
@@ -128,6 +129,7 @@ def call_site(prim: Prim, where: str) -> tuple[str, str]:
     options += f", starred={prim.starred!r}" if prim.starred else ""
     options += f", mapping={prim.mapping!r}" if prim.mapping else ""
     options += f", source={prim.source!r}" if prim.source else ""
+    options += ", after=True" if prim.after else ""
     return label, options
 
 
@@ -461,6 +463,10 @@ class ANF(CalleeResolver):
         if registry.lookup(obj) is not None and any(isinstance(a, gast.Starred) for a in node.args):
             raise UnsupportedSyntax(f"passing *args or **kwargs to {label} with differentiable values",
                                     self.where(node), "pass each argument by itself, positionally")
+        takes_mapping = inspect.isfunction(obj) and not is_library_function(obj) and any(
+            p.kind is p.VAR_KEYWORD for p in signature_of(obj).parameters.values())
+        if takes_mapping and registry.lookup(obj) is None and not recomputes(obj):
+            return self.dynamic(node, False)  # a **kwargs parameter: bound when the call runs, as Python binds it
         if spread and registry.lookup(obj) is None or not inspect.isfunction(obj) and registry.lookup(obj) is None \
                 and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
                 and not recomputes(obj):  # a checkpointed function is linked below, as a user function
@@ -520,9 +526,15 @@ class ANF(CalleeResolver):
 
     def dynamic(self, node: gast.Call, method: bool) -> tuple[gast.expr, Prim]:
         """A call whose callee is a value, resolved when it runs (calls.py): ``[callee, *atoms]``, or
-        ``[obj, *atoms]`` with ``method`` the attribute called on ``obj``."""
+        ``[obj, *atoms]`` with ``method`` the attribute called on ``obj`` (on ``super(C, obj)``: ``C`` is
+        then the last atom, and ``after`` says so)."""
         func = node.func
-        first = self.expr(func.value if method else func)
+        owner = func.value if method else None
+        after = None
+        if isinstance(owner, gast.Call) and isinstance(owner.func, gast.Name) and owner.func.id == "super" \
+                and self.resolve_callee(owner.func) is super and len(owner.args) == 2 and not owner.keywords:
+            after, owner = owner.args
+        first = self.expr(owner if method else func)
         atoms, forward_args, starred, mapping = [], [], [], []
         for arg in node.args:
             if isinstance(arg, gast.Starred):
@@ -540,11 +552,17 @@ class ANF(CalleeResolver):
                 mapping.append(len(atoms) + 1)
                 atoms.append(atom)
             keywords.append(gast.keyword(arg=k.arg, value=atom))
-        callee = gast.Attribute(value=first, attr=func.attr, ctx=gast.Load()) if method else first
+        receiver = first
+        if after is not None:  # super(C, obj).m(...): the method found after C in obj's class's MRO
+            after = self.expr(after)
+            atoms.append(after)
+            receiver = gast.Call(func=name("super"), args=[after, first], keywords=[])
+        callee = gast.Attribute(value=receiver, attr=func.attr, ctx=gast.Load()) if method else first
         forward = gast.Call(func=callee, args=forward_args, keywords=keywords)
         prim = Prim("dynamic", [first] + atoms, [k for k in keywords if k.arg is not None],
                     method=func.attr if method else None, starred=tuple(starred), mapping=tuple(mapping),
-                    source=None if isinstance(func, (gast.Name, gast.Attribute)) else _source_of(func))
+                    source=None if isinstance(func, (gast.Name, gast.Attribute)) else _source_of(func),
+                    after=after is not None)
         return forward, prim
 
     def rule_call(self, func: Any, args: list[gast.expr], keywords: list[gast.keyword], node: gast.Call,

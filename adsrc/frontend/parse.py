@@ -97,6 +97,21 @@ def in_library(func: Callable) -> bool:
     return filename.startswith(_LIBRARY_PATHS) or filename.startswith(_PACKAGE)
 
 
+def _explicit_super(node: gast.FunctionDef, closure: dict[str, Any]) -> None:
+    """``super()`` in a method as ``super(__class__, self)``: what Python's zero-argument form means, spelled
+    so that it still means it in generated code (which has no ``__class__`` cell of its own)."""
+    params = node.args.posonlyargs + node.args.args
+    if "__class__" not in closure or not params:
+        return
+    for child in gast.walk(node):
+        if isinstance(child, gast.Call) and isinstance(child.func, gast.Name) and child.func.id == "super" \
+                and not child.args and not child.keywords:
+            child.args = [gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+                          for name in ("__class__", params[0].id)]
+            for arg in child.args:
+                gast.copy_location(arg, child)
+
+
 def forwards_everything(func: Callable) -> bool:
     """A ``functools.wraps`` wrapper that takes ``(*args, **kwargs)`` and stands for the function it wraps."""
     if not inspect.isfunction(func) or not hasattr(func, "__wrapped__"):
@@ -211,6 +226,7 @@ def parse_function(func: Callable) -> Parsed:
             if hasattr(child, "col_offset") and child.col_offset is not None:
                 child.col_offset += indent
     node.decorator_list = []
+    _explicit_super(node, closure_values(func))
     if forwards_everything(func):
         _as_wrapped_signature(node, func, f"{filename}:{node.lineno}")
     args = node.args

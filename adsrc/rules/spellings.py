@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..values import add_tangents
 from .registry import defjvp, defvjp, lookup
-from ._util import cast_like, is_zero, note, zero
+from ._util import cast_like, is_array, is_zero, note, zero
 
 _NO = np._NoValue
 
@@ -180,10 +180,12 @@ def _reduce_backward(g, function, iterable, initial):
 
 
 def _in_structure(contributions, iterable):
-    if isinstance(iterable, np.ndarray):
-        rows = [np.zeros(np.shape(iterable)[1:], dtype=np.result_type(iterable, 1.0)) if is_zero(c) else c
-                for c in contributions]
-        return cast_like(np.reshape(np.array(rows), np.shape(iterable)), iterable)
+    if is_array(iterable):  # rows of an array (of NumPy or another library): an array again
+        given = [c for c in contributions if not is_zero(c)]
+        if not given:
+            return zero
+        rows = [given[0] * 0.0 if is_zero(c) else c for c in contributions]
+        return cast_like(np.reshape(np.stack(rows), np.shape(iterable)), iterable)
     return type(iterable)(contributions) if isinstance(iterable, (list, tuple)) else list(contributions)
 
 

@@ -34,6 +34,7 @@ one module (as ``fwd``).
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from typing import Any, Callable
 
@@ -78,6 +79,8 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
+    if inspect.isclass(fn) and (issubclass(fn, tuple) and hasattr(fn, "_fields") or dataclasses.is_dataclass(fn)):
+        return _construct(fn, tangents, ktangents, args, kwargs)
     special = _special(fn) or _in_place(fn)
     if special is not None:
         return special(tangents, args, kwargs)
@@ -126,6 +129,30 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
                                          for k, s in enumerate(parts)]))
 
     return (value, pullback), (part(dpair, 0), zero)
+
+
+def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """A NamedTuple or dataclass built from values with tangents: a tangent of its fields (a tuple for a
+    NamedTuple, a dict by field for a dataclass, as the first-order pass builds its cotangent)."""
+    value = cls(*args, **kwargs)
+    if _all_zero(tangents, ktangents):
+        return value, zero
+    namedtuple = issubclass(cls, tuple)
+    if not namedtuple and (hasattr(cls, "__post_init__") or not cls.__dataclass_params__.init):
+        raise NotImplementedError(f"forward mode through the construction of {cls.__name__}, whose __post_init__ "
+                                  f"may change what its fields hold")
+    bound = inspect.signature(cls).bind(*range(len(args)), **{k: k for k in kwargs})
+    fields = list(cls._fields) if namedtuple else [f.name for f in dataclasses.fields(cls) if f.init]
+    per_field = []
+    for name in fields:
+        source = bound.arguments.get(name)
+        if source is None:
+            per_field.append(zero)  # a default
+        else:
+            per_field.append(tangents[source] if isinstance(source, int) else ktangents.get(source, zero))
+    if namedtuple:
+        return value, TangentTuple(per_field)
+    return value, TangentDict(dict(zip(fields, per_field)))
 
 
 def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:

@@ -26,6 +26,7 @@ from ..frontend.anf import BINARY
 from ..values import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
 from ..values import is_zero_tree, zero
 from ..values.pytrees import attribute_tangent, is_namedtuple, is_object
+from ..values.pytrees import holds_floats as structure_holds_floats
 
 
 _BINARY_BY_NAME = {op.__name__: func for op, func in BINARY.items()}
@@ -47,6 +48,8 @@ def holds_floats(value: Any) -> bool:
         return any(holds_floats(v) for v in value)
     if isinstance(value, dict):
         return any(holds_floats(v) for v in value.values())
+    if is_object(value):  # a model, a dataclass, a callable layer: its fields say
+        return structure_holds_floats(value)
     return not callable(value) and not inspect.ismodule(value)
 
 
