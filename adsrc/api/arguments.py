@@ -105,14 +105,16 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
 
 def parameter_names(func: Callable) -> list[str]:
     """The names of a Python function's parameters, in order (none for anything else)."""
-    func = bound_parts(unwrap(func))[0]
+    if not inspect.isfunction(func):
+        func = bound_parts(unwrap(func))[0]
     return _signature(func)[1] if inspect.isfunction(func) else []
 
 
 def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
     """The call's arguments in signature order, defaults applied (first those a bound method,
     partial or callable instance passes itself)."""
-    func = unwrap(func)  # a checkpointed function binds as its function
+    if not inspect.isfunction(func):
+        func = unwrap(func)  # a checkpointed function binds as its function
     if not inspect.isfunction(func):
         function, prefix, keywords = bound_parts(func)
         return bind(function, prefix + tuple(args), {**keywords, **kwargs})
@@ -129,11 +131,12 @@ def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
 
 def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, ...]) -> None:
     """Refuse what has no gradient: a non-float at a ``wrt`` position, an ndarray subclass anywhere."""
-    names = parameter_names(func)
+    names = None
     for i, value in enumerate(values):
         kind = type(value)
         if kind is float or kind is np.ndarray and (value.dtype.kind == "f" or i not in wrt):
             continue
+        names = parameter_names(func) if names is None else names  # for messages: only past the common case
         name = names[i] if i < len(names) else f"argument {i}"
         refuse_subclasses(func, name, value, "argument")
         if i in wrt:
@@ -218,6 +221,9 @@ def _foreign_dtype(name: str, value: Any) -> np.dtype:
 
 def scalar_seed(value: Any, func: Callable) -> Any:
     """The unit cotangent of ``func``'s result, which must be a real scalar."""
+    kind = type(value)
+    if kind is np.float64 or kind is float:  # the common result: nothing to check, no message to name
+        return kind(1.0)
     check_real_scalar(value, label(func), where(func))
     return seed(value)
 
