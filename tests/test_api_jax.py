@@ -506,6 +506,13 @@ def test_check_grads_order_2_of_an_array_valued_function_fails_on_a_wrong_second
             adsrc.check_grads(twice, (x,), order=2, modes=(mode,))
 
 
+def test_check_grads_order_2_of_an_array_valued_lambda():
+    # the contracted function is named after the lambda: "<lambda>" must become an identifier
+    adsrc.check_grads(lambda x: np.sin(x) * np.ones(2), (0.3,), order=2)
+    with pytest.raises(AssertionError, match="second order"):
+        adsrc.check_grads(lambda x: rounded_sin(x) * np.ones(2), (0.3,), order=2, modes=("rev",))
+
+
 def test_check_grads_error_reports_the_error_it_found():
     with pytest.raises(AssertionError) as info:
         adsrc.check_grads(uses_wrong_log, (1.0, 2.0), modes=("rev",), seed=3)

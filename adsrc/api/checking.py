@@ -14,6 +14,7 @@ so that adsrc can differentiate it like any other.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -110,7 +111,7 @@ def _contracted(func: Callable, count: int, value: Any, check: "_Checker") -> Ca
         namespace[f"u{k}"] = check.random_like(leaf)
         terms.append(f"np.sum(out{''.join(f'[{key!r}]' for key in path)} * u{k})")
     parameters = ", ".join(f"x{i}" for i in range(count))
-    name = f"contracted_{getattr(func, '__name__', 'f')}"
+    name = "contracted_" + re.sub(r"\W", "_", getattr(func, "__name__", "f"))  # a lambda is "<lambda>"
     source = (f"def {name}({parameters}):\n"
               f"    out = f({parameters})\n"
               f"    return {' + '.join(terms) or '0.0'}\n")
