@@ -35,6 +35,8 @@ def unbroadcast(g: Any, like: Any) -> Any:
     g_shape = getattr(g, "shape", None)
     if g_shape is not None and g_shape == getattr(like, "shape", None):
         return g  # the common case, decided without a function call
+    if g_shape is None and type(like) in _PY_SCALARS and type(g) in _PY_SCALARS:
+        return g  # Python numbers: nothing was broadcast
     shape = shape_of(like)
     g_shape = shape_of(g)
     if g_shape == shape:

@@ -148,10 +148,17 @@ def _is_complex(value: Any) -> bool:
 
 def _any_complex(ans: Any, args: tuple) -> bool:
     """Whether a call's result or any argument (a sequence of arrays included) is complex."""
-    if _is_complex(ans):
-        return True
-    for a in args:
-        if _is_complex(a) or (type(a) in (list, tuple) and any(_is_complex(v) for v in a)):
+    for a in (ans, *args):
+        kind = type(a)
+        if kind is float or kind is _FLOAT64 or a is None or kind is int:  # the common cases, by exact type
+            continue
+        if kind is np.ndarray:
+            if a.dtype.kind == "c":
+                return True
+        elif kind in (list, tuple):
+            if _any_complex(None, a):  # a (nested) sequence of arrays: np.block's, np.concatenate's
+                return True
+        elif _is_complex(a):
             return True
     return False
 
@@ -210,9 +217,13 @@ def _guard_zero(fn: Callable, name: str, rule: Rule, position: int) -> Callable:
     vjp.fuse = None
     vjp.add_into = None
     reads = _used_parameters(fn)
-    # A rule that refuses complex values must see its result to tell (a rule's result is complex when its
-    # arguments are); rules checked for complex values read what they read.
-    vjp.uses = (lambda p: p == 1 or reads is None or reads(p)) if not rule.complex_ok else reads
+    # A rule that refuses complex values tells by its arguments (a real-only rule's result is complex only
+    # when an argument is); one whose vjp does not read them all must see its result instead. Rules checked
+    # for complex values read what they read.
+    code = getattr(fn, "__code__", None)
+    parameters = code.co_argcount if code is not None and not code.co_flags & inspect.CO_VARARGS else None
+    reads_every_argument = reads is None or parameters is not None and all(reads(q) for q in range(2, parameters))
+    vjp.uses = reads if rule.complex_ok or reads_every_argument else (lambda p: p == 1 or reads(p))
     vjp.position = position
     return vjp
 
