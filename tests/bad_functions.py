@@ -363,11 +363,6 @@ def _star_helper(*terms, **options):
     return terms[0]
 
 
-def var_positional(x):
-    ran("var_positional")
-    return np.sum(_star_helper(x, scale=2.0))  # expect: UnsupportedSyntax: variadic keyword
-
-
 def bare_annotation(x):
     ran("bare_annotation")
     y: float  # expect: UnsupportedSyntax: annotation without a value
