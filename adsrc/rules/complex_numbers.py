@@ -197,6 +197,8 @@ COMPLEX_RULES += [getattr(np, name) for name in ("astype", "matrix_transpose") i
 if hasattr(np.linalg, "matrix_transpose"):
     COMPLEX_RULES.append(np.linalg.matrix_transpose)
 COMPLEX_RULES.append(builtins.getattr)  # a field of a structure: structural, as getitem
+COMPLEX_RULES += [f for f in (np.linalg.norm, getattr(np.linalg, "vector_norm", None),
+                              getattr(np.linalg, "matrix_norm", None)) if f is not None]  # |x_i| as abs
 # Python's containers and a dict's views: they move values, whatever their type
 COMPLEX_RULES += [builtins.list, builtins.tuple, builtins.dict, _iterables.unpacked, _iterables.dict_values,
                   _iterables.dict_items, _iterables.dict_get]

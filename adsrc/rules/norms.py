@@ -5,6 +5,9 @@ p; they reduce over one axis or a tuple of axes. Matrix norms support 'fro',
 'nuc', 2, -2 (through the SVD), 1, -1, inf and -inf. Where several entries
 attain a max-type norm (ties in inf, column sums in 1), the cotangent is split
 evenly among them, as in max. At x = 0 the 2-norm's gradient is taken as 0.
+
+Complex entries follow docs/complex.md, as abs does: each |x_i| contributes
+conj(x_i) / |x_i| (``conj(sign(x))``), and the SVD's directions are conjugated.
 """
 from __future__ import annotations
 
@@ -12,6 +15,11 @@ import numpy as np
 
 from .registry import defjvp, defvjp, lookup
 from ._util import as_array, keep_dims, note, reduced_axes, replace_zero
+
+
+def _conj(x):
+    """conj(x) for complex values; x itself (no copy) for real ones."""
+    return np.conj(x) if np.iscomplexobj(x) else x
 
 
 def _split_ties(g, x, hits, axes):
@@ -24,18 +32,18 @@ def _vector_grad(g, ans, x, ord, axes):
     """Gradient of a vector norm over ``axes``; ``g`` and ``ans`` already keep those axes."""
     x = as_array(x)
     if ord is None or ord == 2:
-        return g * x / replace_zero(ans, 1.0)
+        return g * _conj(x) / replace_zero(ans, 1.0)
     if ord == 1:
-        return g * np.sign(x)
+        return g * _conj(np.sign(x))
     if ord == 0:
         return np.zeros(x.shape, dtype=np.result_type(x, g))
     if np.isinf(ord):
-        return _split_ties(g * np.sign(x), x, np.abs(x) == ans, axes)
+        return _split_ties(g * _conj(np.sign(x)), x, np.abs(x) == ans, axes)
     # sign(x) (|x| / norm)**(p-1); a zero entry gets the subgradient 0 (for p < 1 the power would
     # be inf there, and 0 * inf NaN), and so does every entry where the norm itself is 0.
     p = float(ord)
     ratio = np.where(x == 0, 1.0, np.abs(x) / replace_zero(ans, 1.0))
-    return g * np.sign(x) * ratio ** (p - 1.0) * (ans != 0)
+    return g * _conj(np.sign(x)) * ratio ** (p - 1.0) * (ans != 0)
 
 
 def _singular_direction(u, s, vh, ord):
@@ -64,21 +72,21 @@ def _matrix_grad(g, ans, x, ord, axes):
     x = as_array(x)
     row, col = axes
     if ord in (None, "fro"):
-        return g * x / replace_zero(ans, 1.0)
+        return g * _conj(x) / replace_zero(ans, 1.0)
     if ord in ("nuc", 2, -2):
         moved = np.moveaxis(x, (row, col), (-2, -1))
         u, s, vh = np.linalg.svd(moved, full_matrices=False)
-        return g * np.moveaxis(_singular_direction(u, s, vh, ord), (-2, -1), (row, col))
+        return g * _conj(np.moveaxis(_singular_direction(u, s, vh, ord), (-2, -1), (row, col)))
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = np.sum(np.abs(x), axis=summed, keepdims=True)
-        return _split_ties(g * np.sign(x), x, np.broadcast_to(sums == ans, x.shape), (across,))
+        return _split_ties(g * _conj(np.sign(x)), x, np.broadcast_to(sums == ans, x.shape), (across,))
     raise NotImplementedError(f"the gradient of the matrix norm with ord={ord!r} is not supported")
 
 
 def _norm_dx(g, ans, x, ord=None, axis=None, keepdims=False):
     if ord is None and axis is None and not keepdims and type(x) is np.ndarray:
-        return g * x / ans if ans != 0 else np.zeros_like(x)  # the 2-norm of all elements
+        return g * _conj(x) / ans if ans != 0 else np.zeros_like(x)  # the 2-norm of all elements
     ndim = np.ndim(x)
     if axis is None and ord is None:
         axes = tuple(range(ndim))
@@ -111,7 +119,10 @@ if hasattr(np.linalg, "vector_norm"):
 
 # Tangents: a norm is a reduction, so its jvp sums (gradient of a unit cotangent) * t over the reduced axes.
 def _reduce_to(ans, weights, t, axes):
-    return np.reshape(np.sum(weights * t, axis=axes, keepdims=True), np.shape(ans))
+    total = np.sum(weights * t, axis=axes, keepdims=True)
+    if np.iscomplexobj(total):  # a norm is real: its tangent is the real part (docs/complex.md's pairing)
+        total = total.real
+    return np.reshape(total, np.shape(ans))
 
 
 def _norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
