@@ -22,6 +22,15 @@ def _conj(x):
     return np.conj(x) if np.iscomplexobj(x) else x
 
 
+def _unit(x):
+    """conj(sign(x)): the gradient of |x_i|. For complex values it is written with abs and a division,
+    which second order differentiates (sign's own derivative is zero only on the real line)."""
+    if not np.iscomplexobj(x):
+        return np.sign(x)
+    magnitude = np.abs(x)
+    return np.conj(x) / np.where(magnitude == 0, 1.0, magnitude)
+
+
 def _split_ties(g, x, hits, axes):
     dtype = np.result_type(x, g)
     count = np.sum(hits, axis=axes, keepdims=True)
@@ -34,16 +43,16 @@ def _vector_grad(g, ans, x, ord, axes):
     if ord is None or ord == 2:
         return g * _conj(x) / replace_zero(ans, 1.0)
     if ord == 1:
-        return g * _conj(np.sign(x))
+        return g * _unit(x)
     if ord == 0:
         return np.zeros(x.shape, dtype=np.result_type(x, g))
     if np.isinf(ord):
-        return _split_ties(g * _conj(np.sign(x)), x, np.abs(x) == ans, axes)
+        return _split_ties(g * _unit(x), x, np.abs(x) == ans, axes)
     # sign(x) (|x| / norm)**(p-1); a zero entry gets the subgradient 0 (for p < 1 the power would
     # be inf there, and 0 * inf NaN), and so does every entry where the norm itself is 0.
     p = float(ord)
     ratio = np.where(x == 0, 1.0, np.abs(x) / replace_zero(ans, 1.0))
-    return g * _conj(np.sign(x)) * ratio ** (p - 1.0) * (ans != 0)
+    return g * _unit(x) * ratio ** (p - 1.0) * (ans != 0)
 
 
 def _singular_direction(u, s, vh, ord):
@@ -80,7 +89,7 @@ def _matrix_grad(g, ans, x, ord, axes):
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = np.sum(np.abs(x), axis=summed, keepdims=True)
-        return _split_ties(g * _conj(np.sign(x)), x, np.broadcast_to(sums == ans, x.shape), (across,))
+        return _split_ties(g * _unit(x), x, np.broadcast_to(sums == ans, x.shape), (across,))
     raise NotImplementedError(f"the gradient of the matrix norm with ord={ord!r} is not supported")
 
 
