@@ -589,3 +589,11 @@ def test_has_aux_returns_what_jax_returns():
     tangents = (np.array([1.0, -1.0]), [np.array([0.5, 0.0]), np.array([0.0, 2.0])])
     assert_same_tree(adsrc.jvp(ours, (x, xs), tangents, has_aux=True),
                      jax.jvp(theirs, (x, xs), tangents, has_aux=True), jax)
+
+
+def test_check_grads_refuses_complex_arguments_rather_than_passing_unchecked():
+    def f(z):
+        return np.sum(np.abs(z) ** 2)
+
+    with pytest.raises(adsrc.errors.InvalidArgument, match="complex"):
+        adsrc.check_grads(f, (np.array([1.0 + 2.0j]),))

@@ -77,6 +77,11 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     if unknown or not modes or isinstance(modes, str):
         raise InvalidArgument(f"modes is a tuple of 'fwd' and 'rev', not {modes!r}")
     args = tuple(args)
+    if any(np.iscomplexobj(leaf) for a in args for leaf in flatten(a)[0]
+           if isinstance(leaf, (complex, np.ndarray, np.generic))):
+        raise InvalidArgument("check_grads checks real floating-point arguments, and this call has a complex one: "
+                              "it would pass without checking it. Check a function of the real and imaginary "
+                              "parts (z = x + 1j * y) instead")
     floats = [leaf for a in args for leaf in flatten(a)[0] if is_float_leaf(leaf)]
     exact = all(np.result_type(leaf) == np.float64 for leaf in floats)
     eps = (1e-6 if exact else 1e-3) if eps is None else eps
