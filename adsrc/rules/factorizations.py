@@ -70,16 +70,25 @@ def _refuse_completion(g, k, axis, what):
             f"min(m, n) of them, or pass full_matrices=False (mode='reduced')")
 
 
+def _svd_setup(a, compute_uv, hermitian, kind):
+    """``(m, n, k, factors)`` of an svd call: ``factors`` are ``(U, Vh)``, reduced, when only the singular
+    values were asked for (``compute_uv=False``), else None; ``hermitian=True`` is refused."""
+    if hermitian:
+        raise InvalidArgument(f"np.linalg.svd(..., hermitian=True) has no {kind} rule: call it without "
+                              f"hermitian=True, or use np.linalg.eigh")
+    m, n = np.shape(a)[-2:]
+    if compute_uv:
+        return m, n, min(m, n), None
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return m, n, min(m, n), (u, vh)
+
+
 def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     """U (diag(ḡs) + (J + Jᵀ) S + S (K + Kᵀ)) Vᵀ + (I - UUᵀ) ḡU S⁻¹ Vᵀ + U S⁻¹ ḡVᵀ (I - VVᵀ),
     J = F ∘ Uᵀ ḡU, K = F ∘ Vᵀ ḡV, F_ij = 1 / (s_j² - s_i²)."""
-    if hermitian:
-        raise InvalidArgument("np.linalg.svd(..., hermitian=True) has no gradient rule: call it without "
-                              "hermitian=True, or use np.linalg.eigh")
-    m, n = np.shape(a)[-2:]
-    k = min(m, n)
-    if not compute_uv:
-        u, _, vh = np.linalg.svd(a, full_matrices=False)
+    m, n, k, factors = _svd_setup(a, compute_uv, hermitian, "gradient")
+    if factors is not None:  # compute_uv=False: the singular values alone
+        u, vh = factors
         return (u * np.expand_dims(g, -2)) @ vh
     u, s, vh = ans
     g_u, g_s, g_vh = g
@@ -111,13 +120,9 @@ def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
-    if hermitian:
-        raise InvalidArgument("np.linalg.svd(..., hermitian=True) has no tangent rule: call it without "
-                              "hermitian=True, or use np.linalg.eigh")
-    m, n = np.shape(a)[-2:]
-    k = min(m, n)
-    if not compute_uv:
-        u, _, vh = np.linalg.svd(a, full_matrices=False)
+    m, n, k, factors = _svd_setup(a, compute_uv, hermitian, "tangent")
+    if factors is not None:  # compute_uv=False: the singular values alone
+        u, vh = factors
         return np.einsum("...ji,...jk,...ik->...i", u, t, vh)
     u_all, s, vh_all = ans
     u, v = u_all[..., :, :k], _mT(vh_all[..., :k, :])
