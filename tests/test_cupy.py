@@ -121,31 +121,14 @@ def test_cupy_is_skipped_with_a_reason_on_this_machine_or_runs():
 
 @pytest.mark.parametrize("lib", LIBRARIES)
 def test_vjp_jvp_hessian_hvp_and_the_decorator(lib):
-    from test_dask import DATA, N, logistic_loss
+    from test_dask import DATA, N, entry_point_results
 
     wn, Xn, yn = DATA["w"], DATA["X"], DATA["y"]
     w, X, y = lib.make(wn), lib.make(Xn), lib.make(yn)
-
-    def scores(w, X):
-        return np.tanh(X @ w)
-
     cotangent = np.linspace(-1.0, 1.0, N)
     direction = np.arange(1.0, wn.size + 1.0)
-    decorated = adsrc.differentiate(logistic_loss)
-    results = {
-        "vjp": adsrc.vjp(scores, w, X)[1](lib.make(cotangent)),
-        "jvp": adsrc.jvp(logistic_loss, (w, X, y), (lib.make(direction), None, None))[1],
-        "hessian": adsrc.hessian(logistic_loss)(w, X, y),
-        "hvp": adsrc.hvp(logistic_loss)(w, X, y, lib.make(direction)),
-        "decorator": decorated(w, X, y),
-    }
-    expected = {
-        "vjp": adsrc.vjp(scores, wn, Xn)[1](cotangent),
-        "jvp": adsrc.jvp(logistic_loss, (wn, Xn, yn), (direction, None, None))[1],
-        "hessian": adsrc.hessian(logistic_loss)(wn, Xn, yn),
-        "hvp": adsrc.hvp(logistic_loss)(wn, Xn, yn, direction),
-        "decorator": decorated(wn, Xn, yn),
-    }
+    results = entry_point_results(w, X, y, lib.make(cotangent), lib.make(direction))
+    expected = entry_point_results(wn, Xn, yn, cotangent, direction)
     for name, got in results.items():
         assert isinstance(got, lib.array_type), f"{name} gave a {type(got).__name__}"
         np.testing.assert_allclose(lib.read(got), expected[name], rtol=1e-10, atol=1e-12, err_msg=name)

@@ -172,31 +172,29 @@ def test_an_argument_that_receives_no_gradient_gets_dask_zeros():
 
 
 # ---- the other entry points -------------------------------------------------------------
+def scores(w, X):
+    return np.tanh(X @ w)
+
+
+def entry_point_results(w, X, y, cotangent, direction):
+    """vjp, jvp, hessian, hvp and the decorator at one point: what both array libraries' tests compare."""
+    return {
+        "vjp": adsrc.vjp(scores, w, X)[1](cotangent),
+        "jvp": adsrc.jvp(logistic_loss, (w, X, y), (direction, None, None))[1],
+        "hessian": adsrc.hessian(logistic_loss)(w, X, y),
+        "hvp": adsrc.hvp(logistic_loss)(w, X, y, direction),
+        "decorator": adsrc.differentiate(logistic_loss)(w, X, y),
+    }
+
+
 def test_vjp_jvp_hessian_hvp_and_the_decorator_on_dask():
     w, X, y = on_dask((DATA["w"], DATA["X"], DATA["y"]), ((2,), (8, 2), (8,)))
     wn, Xn, yn = DATA["w"], DATA["X"], DATA["y"]
-
-    def scores(w, X):
-        return np.tanh(X @ w)
-
     cotangent = np.linspace(-1.0, 1.0, N)
     direction = np.arange(1.0, D + 1.0)
-    decorated = adsrc.differentiate(logistic_loss)
     with nothing_computed():
-        results = {
-            "vjp": adsrc.vjp(scores, w, X)[1](da.from_array(cotangent, chunks=8)),
-            "jvp": adsrc.jvp(logistic_loss, (w, X, y), (direction, None, None))[1],
-            "hessian": adsrc.hessian(logistic_loss)(w, X, y),
-            "hvp": adsrc.hvp(logistic_loss)(w, X, y, direction),
-            "decorator": decorated(w, X, y),
-        }
-    expected = {
-        "vjp": adsrc.vjp(scores, wn, Xn)[1](cotangent),
-        "jvp": adsrc.jvp(logistic_loss, (wn, Xn, yn), (direction, None, None))[1],
-        "hessian": adsrc.hessian(logistic_loss)(wn, Xn, yn),
-        "hvp": adsrc.hvp(logistic_loss)(wn, Xn, yn, direction),
-        "decorator": decorated(wn, Xn, yn),
-    }
+        results = entry_point_results(w, X, y, da.from_array(cotangent, chunks=8), direction)
+    expected = entry_point_results(wn, Xn, yn, cotangent, direction)
     for name, got in results.items():
         assert isinstance(got, da.Array), f"{name} gave a {type(got).__name__}"
         np.testing.assert_allclose(got.compute(), expected[name], rtol=1e-10, atol=1e-12, err_msg=name)
