@@ -28,7 +28,7 @@ import numpy as np
 
 import operator
 
-from . import decompositions, elementwise, indexing, joins, linalg, reductions, shape as _shape  # noqa: F401
+from . import decompositions, elementwise, factorizations, indexing, joins, linalg, reductions, shape as _shape  # noqa: F401
 from . import iterables as _iterables
 from .registry import allow_complex, defattribute, defjvp, deflinear, defvjp, lookup
 from ._util import note, zero
@@ -188,12 +188,19 @@ COMPLEX_RULES += [
     np.diagonal, np.diag, np.diagflat, np.triu, np.tril, np.cross,
     # matrix functions that are holomorphic
     np.linalg.inv, np.linalg.det, np.linalg.solve, np.linalg.matrix_power,
+    # decompositions of complex matrices: real singular values and eigenvalues, vectors whose phases follow
+    # NumPy's normalization (rules/_phases.py)
+    np.linalg.svd, np.linalg.eigh, np.linalg.eigvalsh,
+    # max and min pick an element (NumPy orders complex numbers lexicographically): the cotangent goes to it
+    np.max, np.min, np.amax, np.amin, np.ptp,
 ]
 _OPTIONAL = {np: ("cumulative_sum", "cumulative_prod", "unstack"),
              np.linalg: ("matmul", "trace", "diagonal", "cross", "outer", "tensordot")}
 COMPLEX_RULES += [getattr(m, n) for m, names in _OPTIONAL.items() for n in names
                   if hasattr(m, n) and lookup(getattr(m, n)) is not None]
 COMPLEX_RULES += [getattr(np, name) for name in ("astype", "matrix_transpose") if hasattr(np, name)]
+if hasattr(np.linalg, "svdvals"):
+    COMPLEX_RULES.append(np.linalg.svdvals)
 if hasattr(np.linalg, "matrix_transpose"):
     COMPLEX_RULES.append(np.linalg.matrix_transpose)
 COMPLEX_RULES.append(builtins.getattr)  # a field of a structure: structural, as getitem

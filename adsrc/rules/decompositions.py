@@ -16,11 +16,17 @@ import numpy as np
 
 from .registry import defjvp, defvjp, lookup
 from ..errors import InvalidArgument
+from . import _phases
 from ._util import is_zero, note, unbroadcast, zero
 
 
 def _mT(a):
     return np.swapaxes(a, -1, -2)
+
+
+def _mH(a):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    return np.conj(_mT(a)) if np.iscomplexobj(a) else _mT(a)
 
 
 def _inv_da(g, ans, a):
@@ -87,8 +93,8 @@ def _matrix_power_da(g, ans, a, n):
 
 
 def _fold_onto_triangle(sym, lower=True):
-    """A gradient w.r.t. a symmetric matrix, moved onto the one triangle that is read."""
-    both = sym + _mT(sym)
+    """A gradient w.r.t. a symmetric (Hermitian) matrix, moved onto the one triangle that is read."""
+    both = sym + _mH(sym)
     diagonal = np.eye(np.shape(sym)[-1], dtype=sym.dtype) * sym
     return (np.tril(both, -1) if lower else np.triu(both, 1)) + diagonal
 
@@ -114,7 +120,8 @@ def _repeated(w):
 
 
 def _eigh_da(g, ans, a, UPLO="L"):
-    """V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ with F_ij = 1 / (w_j - w_i).
+    """V (diag(w̄) + F ∘ Vᴴ V̄) Vᴴ with F_ij = 1 / (w_j - w_i), V̄ = conj(ḡV), conjugated for complex values
+    (docs/complex.md), which also add the phase term of module _phases to V̄.
 
     Through the eigenvectors, the gradient is undefined where eigenvalues repeat
     (the eigenvectors are not even continuous there): that is refused with
@@ -123,9 +130,11 @@ def _eigh_da(g, ans, a, UPLO="L"):
     """
     w, v = ans
     g_w, g_v = g if isinstance(g, (tuple, list)) else (g, zero)
+    complex_values = np.iscomplexobj(v)
     dtype = np.result_type(a, *(x for x in (g_w, g_v) if not is_zero(x)))
     inner = np.zeros(np.shape(a), dtype=dtype)
     if not is_zero(g_w):
+        g_w = np.real(g_w) if complex_values else g_w  # the eigenvalues are real
         inner = inner + np.expand_dims(g_w, -1) * np.eye(np.shape(a)[-1], dtype=dtype)
     if not is_zero(g_v):
         gaps, off, repeated = _repeated(w)
@@ -135,9 +144,21 @@ def _eigh_da(g, ans, a, UPLO="L"):
                 f"(eigenvalues {np.round(w, 12).tolist()}): the eigenvectors of a repeated eigenvalue are not "
                 f"unique. Functions of the eigenvalues alone (np.linalg.eigvalsh) are differentiable there")
         f = np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0).astype(dtype, copy=False)
-        inner = inner + f * (_mT(v) @ g_v)
-    full = v @ inner @ _mT(v)
-    return _fold_onto_triangle(0.5 * (full + _mT(full)), lower=UPLO.upper() == "L")
+        if complex_values:
+            g_v = np.conj(g_v)
+            r, row = _eigh_phase(v, UPLO)
+            g_v = _phases.phase_cotangent(g_v, r, row, _phases.diagonal_imag(v, g_v))
+        inner = inner + f * (_mH(v) @ g_v)
+    full = v @ inner @ _mH(v)
+    folded = _fold_onto_triangle(0.5 * (full + _mH(full)), lower=UPLO.upper() == "L")
+    return np.conj(folded) if complex_values else folded
+
+
+def _eigh_phase(v, UPLO):
+    """``(r, row)``: the row of V that NumPy keeps real (module _phases), and its values."""
+    first, last = (0, -1) if UPLO.upper() == "L" else (-1, 0)
+    i, row = _phases.real_row([(v, first), (v, last)], "np.linalg.eigh")
+    return (first, last)[i], row
 
 
 def _eigvalsh_da(g, ans, a, UPLO="L"):
@@ -145,9 +166,24 @@ def _eigvalsh_da(g, ans, a, UPLO="L"):
     return _eigh_da((g, zero), (ans, v), a, UPLO)
 
 
+def singular_values_vjp(g, u, vh):
+    """U diag(g) Vh: the gradient of the singular values, from the reduced factors; for complex values its
+    conjugate, with Re(g) (the singular values are real; docs/complex.md)."""
+    if np.iscomplexobj(u):
+        return np.conj((u * np.expand_dims(np.real(g), -2)) @ vh)
+    return (u * np.expand_dims(g, -2)) @ vh
+
+
+def singular_values_jvp(t, u, vh):
+    """diag(Uᵀ t V), from the reduced factors; for complex values Re(diag(Uᴴ t V))."""
+    if np.iscomplexobj(u):
+        return np.real(np.einsum("...ji,...jk,...ik->...i", np.conj(u), t, np.conj(vh)))
+    return np.einsum("...ji,...jk,...ik->...i", u, t, vh)
+
+
 def _svdvals_dx(g, ans, x, /):
     u, _, vh = np.linalg.svd(x, full_matrices=False)
-    return (u * np.expand_dims(g, -2)) @ vh
+    return singular_values_vjp(g, u, vh)
 
 
 defvjp(np.linalg.inv, _inv_da)
@@ -164,9 +200,11 @@ if hasattr(np.linalg, "svdvals"):
 
 # ---- tangents ------------------------------------------------------------------
 def _read_triangle(t, lower=True):
-    """The symmetric matrix a function that reads one triangle of its input sees, for input ``t``."""
+    """The symmetric (Hermitian) matrix a function that reads one triangle of its input sees, for input ``t``;
+    NumPy reads only the real part of a complex diagonal."""
     tri = np.tril(t) if lower else np.triu(t)
-    return tri + _mT(np.tril(t, -1) if lower else np.triu(t, 1))
+    seen = tri + _mH(np.tril(t, -1) if lower else np.triu(t, 1))
+    return 0.5 * (seen + _mH(seen)) if np.iscomplexobj(seen) else seen
 
 
 def _solve_jvp_a(t, ans, a, b):
@@ -209,7 +247,7 @@ def _cholesky_jvp(t, ans, a, /, *, upper=False):
 def _eigh_parts(t, w, v, UPLO):
     """Vᵀ dA V for the matrix eigh reads, and F with F_ij = 1 / (w_j - w_i) off the diagonal
     (NaN where eigenvalues repeat: the eigenvectors' tangent is undefined there)."""
-    inner = _mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v
+    inner = _mH(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v
     gaps, off, repeated = _repeated(w)
     return inner, np.where(repeated, np.nan, np.where(off, 1.0 / np.where(off & ~repeated, gaps, 1.0), 0.0))
 
@@ -219,6 +257,7 @@ def _eigenvalue_tangent(inner, w):
     an eigenvalue repeated k times, the k eigenvalues of its k x k block (sorted), whatever basis of
     its eigenspace V holds: the eigenvalues are directionally differentiable everywhere."""
     diagonal = np.diagonal(inner, axis1=-2, axis2=-1)
+    diagonal = np.real(diagonal) if np.iscomplexobj(diagonal) else diagonal  # real: inner is Hermitian
     _, _, repeated = _repeated(w)
     if not np.any(repeated):
         return diagonal
@@ -238,17 +277,21 @@ def _eigenvalue_tangent(inner, w):
 def _eigh_jvp(t, ans, a, UPLO="L"):
     w, v = ans
     inner, f = _eigh_parts(t, w, v, UPLO)
-    return _eigenvalue_tangent(inner, w), v @ (f * inner)
+    d_v = v @ (f * inner)
+    if np.iscomplexobj(v):
+        r, row = _eigh_phase(v, UPLO)
+        d_v = _phases.rotated(d_v, v, _phases.phase_rates(d_v, r, row))
+    return _eigenvalue_tangent(inner, w), d_v
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     v = np.linalg.eigh(a, UPLO)[1]
-    return _eigenvalue_tangent(_mT(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v, ans)
+    return _eigenvalue_tangent(_mH(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v, ans)
 
 
 def _svdvals_jvp(t, ans, x, /):
     u, _, vh = np.linalg.svd(x, full_matrices=False)
-    return np.einsum("...ji,...jk,...ik->...i", u, t, vh)
+    return singular_values_jvp(t, u, vh)
 
 
 defjvp(np.linalg.inv, lambda t, ans, a: -ans @ t @ ans)

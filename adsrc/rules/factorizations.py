@@ -23,6 +23,8 @@ import numpy as np
 
 from .registry import defjvp, defvjp, lookup
 from ..errors import InvalidArgument
+from . import _phases
+from .decompositions import singular_values_jvp, singular_values_vjp
 from ._util import is_zero, note, unbroadcast, zero
 
 
@@ -50,12 +52,20 @@ def _gap_factors(s, name):
     return np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
 
 
-def _check_rank(s, m, n, name):
-    """For a rectangular matrix, U's or V's component outside the range divides by each singular value."""
-    if m != n and np.any(s <= np.finfo(np.result_type(s, 1.0)).eps * max(m, n) * np.max(s, initial=0.0)):
+def _check_rank(s, m, n, name, complex_values=False):
+    """For a rectangular matrix, U's or V's component outside the range divides by each singular value;
+    so, for complex values, does the phase of u_i relative to v_i (for any shape)."""
+    if (m != n or complex_values) and np.any(
+            s <= np.finfo(np.result_type(s, 1.0)).eps * max(m, n) * np.max(s, initial=0.0)):
         raise InvalidArgument(
-            f"np.linalg.{name}: the derivative of the singular vectors of a rectangular matrix is undefined at a "
+            f"np.linalg.{name}: the derivative of the singular vectors of a "
+            f"{'complex' if complex_values else 'rectangular'} matrix is undefined at a "
             f"zero singular value (singular values {np.round(s, 12).tolist()})")
+
+
+def _mH(a):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    return np.conj(_mT(a)) if np.iscomplexobj(a) else _mT(a)
 
 
 def _refuse_completion(g, k, axis, what):
@@ -83,69 +93,112 @@ def _svd_setup(a, compute_uv, hermitian, kind):
     return m, n, min(m, n), (u, vh)
 
 
+def _svd_phase(u, v, m, n):
+    """``(on_v, row)``: whether NumPy keeps V's first row real (else U's; module _phases), and its values."""
+    candidates = [(v, 0), (u, 0)] if m >= n else [(u, 0), (v, 0)]
+    i, row = _phases.real_row(candidates, "np.linalg.svd")
+    return (i == 0) == (m >= n), row
+
+
 def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
-    """U (diag(ḡs) + (J + Jᵀ) S + S (K + Kᵀ)) Vᵀ + (I - UUᵀ) ḡU S⁻¹ Vᵀ + U S⁻¹ ḡVᵀ (I - VVᵀ),
-    J = F ∘ Uᵀ ḡU, K = F ∘ Vᵀ ḡV, F_ij = 1 / (s_j² - s_i²)."""
+    """U (diag(ḡs) + (J + Jᴴ) S + S (K + Kᴴ)) Vᴴ + (I - UUᴴ) ĝU S⁻¹ Vᴴ + U S⁻¹ ĝVᴴ (I - VVᴴ),
+    J = F ∘ Uᴴ ĝU, K = F ∘ Vᴴ ĝV, F_ij = 1 / (s_j² - s_i²), with ĝU = conj(ḡU) and ĝV = ḡVhᵀ; for complex
+    values, plus the phases' terms, and conjugated (docs/complex.md: the transpose of the derivative)."""
     m, n, k, factors = _svd_setup(a, compute_uv, hermitian, "gradient")
     if factors is not None:  # compute_uv=False: the singular values alone
-        u, vh = factors
-        return (u * np.expand_dims(g, -2)) @ vh
+        return singular_values_vjp(g, *factors)
     u, s, vh = ans
     g_u, g_s, g_vh = g
     _refuse_completion(g_u, k, -1, "np.linalg.svd")
     _refuse_completion(g_vh, k, -2, "np.linalg.svd")
-    u, v = u[..., :, :k], _mT(vh[..., :k, :])
+    u, v = u[..., :, :k], _mH(vh[..., :k, :])
+    complex_values = np.iscomplexobj(u)
     inner = np.zeros(np.shape(s) + (k,), dtype=np.result_type(a, 1.0))
     if not is_zero(g_s):
-        inner = inner + np.expand_dims(g_s, -1) * _eye_like(k, a)
+        inner = inner + np.expand_dims(np.real(g_s) if complex_values else g_s, -1) * _eye_like(k, a)
     out = zero
     if not (is_zero(g_u) and is_zero(g_vh)):
         f = _gap_factors(s, "svd")
-        if m != n:
-            _check_rank(s, m, n, "svd")
+        _check_rank(s, m, n, "svd", complex_values)
         s_row = np.expand_dims(s, -2)
+        g_u = zero if is_zero(g_u) else np.conj(g_u[..., :, :k]) if complex_values else g_u[..., :, :k]
+        g_v = zero if is_zero(g_vh) else _mT(g_vh[..., :k, :])
+        if complex_values:
+            g_u, g_v, phase = _svd_phase_cotangents(g_u, g_v, u, v, s, m, n)
+            inner = inner + phase
         if not is_zero(g_u):
-            g_u = g_u[..., :, :k]
-            j = f * (_mT(u) @ g_u)
-            inner = inner + (j + _mT(j)) * s_row
+            j = f * (_mH(u) @ g_u)
+            inner = inner + (j + _mH(j)) * s_row
             if m > k:
-                out = (g_u - u @ (_mT(u) @ g_u)) / s_row @ _mT(v)
-        if not is_zero(g_vh):
-            g_v = _mT(g_vh[..., :k, :])
-            kk = f * (_mT(v) @ g_v)
-            inner = inner + _mT(s_row) * (kk + _mT(kk))
+                out = (g_u - u @ (_mH(u) @ g_u)) / s_row @ _mH(v)
+        if not is_zero(g_v):
+            kk = f * (_mH(v) @ g_v)
+            inner = inner + _mT(s_row) * (kk + _mH(kk))
             if n > k:
-                out = out + u @ _mT((g_v - v @ (_mT(v) @ g_v)) / s_row)
-    return (u @ inner @ _mT(v)) + out
+                out = out + u @ _mH((g_v - v @ (_mH(v) @ g_v)) / s_row)
+    total = (u @ inner @ _mH(v)) + out
+    return np.conj(total) if complex_values else total
+
+
+def _svd_phase_cotangents(g_u, g_v, u, v, s, m, n):
+    """The transpose of :func:`_svd_phase_tangents`: ``(ĝU, ĝV, D)``, the cotangents with the phase term of the
+    factor NumPy normalizes added, and the diagonal D its relative phase Im(dP_ii) / s_i contributes."""
+    g_u = np.zeros(np.shape(u), dtype=u.dtype) if is_zero(g_u) else g_u
+    g_v = np.zeros(np.shape(v), dtype=v.dtype) if is_zero(g_v) else g_v
+    on_u, on_v = _phases.diagonal_imag(u, g_u), _phases.diagonal_imag(v, g_v)
+    on_v_row, row = _svd_phase(u, v, m, n)
+    if on_v_row:  # φ fixed by V's row, θ = φ + Im(dP_ii) / s_i
+        g_v = _phases.phase_cotangent(g_v, 0, row, on_u + on_v)
+        relative = 1j * on_u / s
+    else:  # θ fixed by U's row, φ = θ - Im(dP_ii) / s_i
+        g_u = _phases.phase_cotangent(g_u, 0, row, on_u + on_v)
+        relative = -1j * on_v / s
+    return g_u, g_v, np.expand_dims(relative, -1) * np.eye(np.shape(s)[-1])
+
+
+def _svd_phase_tangents(d_u, d_v, u, v, p, s, m, n):
+    """The phase rotations θ (of u_i) and φ (of v_i) that keep NumPy's normalization: θ_i - φ_i =
+    Im(dP_ii) / s_i (so that dA = dU S Vᴴ + U dS Vᴴ + U S dVᴴ), one of them fixed by the real row."""
+    on_v_row, row = _svd_phase(u, v, m, n)
+    relative = np.imag(np.diagonal(p, axis1=-2, axis2=-1)) / s
+    if on_v_row:
+        phi = _phases.phase_rates(d_v, 0, row)
+        theta = phi + relative
+    else:
+        theta = _phases.phase_rates(d_u, 0, row)
+        phi = theta - relative
+    return _phases.rotated(d_u, u, theta), _phases.rotated(d_v, v, phi)
 
 
 def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     m, n, k, factors = _svd_setup(a, compute_uv, hermitian, "tangent")
     if factors is not None:  # compute_uv=False: the singular values alone
-        u, vh = factors
-        return np.einsum("...ji,...jk,...ik->...i", u, t, vh)
+        return singular_values_jvp(t, *factors)
     u_all, s, vh_all = ans
-    u, v = u_all[..., :, :k], _mT(vh_all[..., :k, :])
+    u, v = u_all[..., :, :k], _mH(vh_all[..., :k, :])
+    complex_values = np.iscomplexobj(u)
     f = _gap_factors(s, "svd")
-    if m != n:
-        _check_rank(s, m, n, "svd")
-    p = _mT(u) @ t @ v
+    _check_rank(s, m, n, "svd", complex_values)
+    p = _mH(u) @ t @ v
     d_s = np.diagonal(p, axis1=-2, axis2=-1)
     s_row = np.expand_dims(s, -2)
     ps = p * s_row
     sp = _mT(s_row) * p
-    d_u = u @ (f * (ps + _mT(ps)))
-    d_v = v @ (f * (sp + _mT(sp)))
+    d_u = u @ (f * (ps + _mH(ps)))
+    d_v = v @ (f * (sp + _mH(sp)))
     if m > k:
         tv = t @ v
-        d_u = d_u + (tv - u @ (_mT(u) @ tv)) / s_row
+        d_u = d_u + (tv - u @ (_mH(u) @ tv)) / s_row
     if n > k:
-        tu = _mT(t) @ u
-        d_v = d_v + (tu - v @ (_mT(v) @ tu)) / s_row
+        tu = _mH(t) @ u
+        d_v = d_v + (tu - v @ (_mH(v) @ tu)) / s_row
+    if complex_values:
+        d_s = np.real(d_s)
+        d_u, d_v = _svd_phase_tangents(d_u, d_v, u, v, p, s, m, n)
     if full_matrices and m != n:  # the completing columns are LAPACK's choice: no tangent
         d_u = np.concatenate([d_u, np.full(np.shape(u_all)[:-1] + (m - k,), np.nan)], axis=-1)
         d_v = np.concatenate([d_v, np.full(np.shape(vh_all)[:-2] + (n, n - k), np.nan)], axis=-1)
-    return d_u, d_s, _mT(d_v)
+    return d_u, d_s, _mH(d_v)
 
 
 defvjp(np.linalg.svd, _svd_vjp)
