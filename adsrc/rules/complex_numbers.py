@@ -16,8 +16,7 @@ The cotangent of a real value may carry an imaginary part (``x * 1j`` sends
 where the value is a differentiated argument, and read as ``np.real(g)`` by the
 rules below whose result is real. Every rule not listed in :data:`COMPLEX_RULES`
 (or marked here) refuses complex values when it runs (``registry.complex_error``):
-comparisons (maximum, sort, max), norms, var and std, the decompositions of
-Hermitian matrices, the math module.
+comparisons (maximum, sort), cholesky, slogdet, qr, the math module.
 """
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ cholesky, eigh and eigvalsh read only one triangle of their input (the lower
 one by default), so their gradient lives on that triangle: it is the gradient
 of the function NumPy actually computes. For an input built symmetric
 (``A = B @ B.T``) this gives the same gradient for ``B`` as the usual
-symmetric convention.
+symmetric convention. A complex eigh reads a Hermitian matrix (the real part
+of the diagonal); its eigenvectors' phases follow NumPy's (module _phases).
 """
 from __future__ import annotations
 

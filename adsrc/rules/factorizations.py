@@ -5,12 +5,14 @@ forward mode side by side. The results that are not unique are refused
 rather than differentiated into garbage:
 
 * svd: the singular vectors of a repeated singular value (or, for a
-  rectangular matrix, of a zero one) are not unique; a cotangent on them, or
+  rectangular or complex matrix, of a zero one) are not unique; a cotangent on them, or
   any tangent of the factorization there, raises InvalidArgument. The extra
   columns of ``full_matrices=True`` (U beyond min(m, n) columns, Vh beyond
   min(m, n) rows) are whatever LAPACK completes the basis with: a cotangent
   on them is refused, and their tangent is NaN. The singular values alone
-  are differentiable wherever they are distinct.
+  are differentiable wherever they are distinct. Complex matrices: the
+  formulas take conjugate transposes, and the vectors' phases follow NumPy's
+  normalization (module _phases).
 * qr: R must have full rank (a zero on its diagonal is refused); the extra
   columns of Q in ``mode="complete"`` are treated like svd's.
 * pinv and lstsq: the derivative of the pseudo-inverse at the rank that
@@ -503,7 +505,8 @@ defjvp(np.linalg.tensorinv, _tensorinv_jvp)
 
 note("a cotangent on the singular vectors at a repeated singular value (or a zero one of a rectangular matrix) "
      "raises InvalidArgument; full_matrices=True: the completing columns are refused (their tangent is NaN); "
-     "compute_uv=False as svdvals; hermitian=True refused", lookup(np.linalg.svd))
+     "compute_uv=False as svdvals; hermitian=True refused; complex matrices: the vectors' phases follow NumPy's "
+     "(one real row)", lookup(np.linalg.svd))
 note("modes 'reduced', 'complete' (the completing columns of Q refused) and 'r'; wide matrices too; refused "
      "where R is singular", lookup(np.linalg.qr))
 note("the derivative at the rank pinv's cutoff gives (perturbations that keep the rank)", lookup(np.linalg.pinv))
