@@ -119,6 +119,18 @@ def test_real_matrices_keep_real_gradients():
     np.testing.assert_allclose(g, np.real(adsrc.grad(svd_reduced)(a.astype(complex))), atol=1e-10)
 
 
+def real_matrix_complex_downstream(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    w, v = np.linalg.eigh(a[:3, :3], "U")
+    z = u * (1.0 + 2.0j) + 1j * np.sum(v * w)
+    return np.sum(np.abs(z) ** 2 * np.real(z)) + np.sum(np.imag(vh * np.exp(1j * s[:, None])))
+
+
+def test_real_matrix_with_complex_arithmetic_after_the_decomposition():
+    """A real matrix's factors are real; the complex cotangents reaching svd and eigh follow the real formulas."""
+    check_complex(real_matrix_complex_downstream, np.real(TALL))
+
+
 # ---- eigh and eigvalsh ----------------------------------------------------------------------------
 def eigh_lower(a):
     w, v = np.linalg.eigh(a)

@@ -26,8 +26,8 @@ def _mT(a):
 
 
 def _mH(a):
-    """The conjugate transpose of each matrix (the transpose of a real one)."""
-    return np.conj(_mT(a)) if np.iscomplexobj(a) else _mT(a)
+    """The conjugate transpose of each matrix."""
+    return np.conj(_mT(a))
 
 
 def _inv_da(g, ans, a):
@@ -93,9 +93,9 @@ def _matrix_power_da(g, ans, a, n):
     return -_mT(inverse) @ _power_grad(g, inverse, -n) @ _mT(inverse)
 
 
-def _fold_onto_triangle(sym, lower=True):
-    """A gradient w.r.t. a symmetric (Hermitian) matrix, moved onto the one triangle that is read."""
-    both = sym + _mH(sym)
+def _fold_onto_triangle(sym, lower=True, hermitian=False):
+    """A gradient w.r.t. a symmetric (``hermitian``: Hermitian) matrix, moved onto the one triangle that is read."""
+    both = sym + (_mH(sym) if hermitian else _mT(sym))
     diagonal = np.eye(np.shape(sym)[-1], dtype=sym.dtype) * sym
     return (np.tril(both, -1) if lower else np.triu(both, 1)) + diagonal
 
@@ -132,6 +132,7 @@ def _eigh_da(g, ans, a, UPLO="L"):
     w, v = ans
     g_w, g_v = g if isinstance(g, (tuple, list)) else (g, zero)
     complex_values = np.iscomplexobj(v)
+    transpose = _mH if complex_values else _mT  # a real matrix's complex cotangents follow the real formula
     dtype = np.result_type(a, *(x for x in (g_w, g_v) if not is_zero(x)))
     inner = np.zeros(np.shape(a), dtype=dtype)
     if not is_zero(g_w):
@@ -149,9 +150,9 @@ def _eigh_da(g, ans, a, UPLO="L"):
             g_v = np.conj(g_v)
             r, row = _eigh_phase(v, UPLO)
             g_v = _phases.phase_cotangent(g_v, r, row, _phases.diagonal_imag(v, g_v))
-        inner = inner + f * (_mH(v) @ g_v)
-    full = v @ inner @ _mH(v)
-    folded = _fold_onto_triangle(0.5 * (full + _mH(full)), lower=UPLO.upper() == "L")
+        inner = inner + f * (transpose(v) @ g_v)
+    full = v @ inner @ transpose(v)
+    folded = _fold_onto_triangle(0.5 * (full + transpose(full)), UPLO.upper() == "L", complex_values)
     return np.conj(folded) if complex_values else folded
 
 
@@ -200,12 +201,15 @@ if hasattr(np.linalg, "svdvals"):
 
 
 # ---- tangents ------------------------------------------------------------------
-def _read_triangle(t, lower=True):
-    """The symmetric (Hermitian) matrix a function that reads one triangle of its input sees, for input ``t``;
-    NumPy reads only the real part of a complex diagonal."""
+def _read_triangle(t, lower=True, hermitian=False):
+    """The symmetric (``hermitian``: Hermitian) matrix a function that reads one triangle of its input sees, for
+    input ``t``; NumPy reads only the real part of a complex matrix's diagonal."""
     tri = np.tril(t) if lower else np.triu(t)
-    seen = tri + _mH(np.tril(t, -1) if lower else np.triu(t, 1))
-    return 0.5 * (seen + _mH(seen)) if np.iscomplexobj(seen) else seen
+    strict = np.tril(t, -1) if lower else np.triu(t, 1)
+    if not hermitian:
+        return tri + _mT(strict)
+    seen = tri + _mH(strict)
+    return 0.5 * (seen + _mH(seen))
 
 
 def _solve_jvp_a(t, ans, a, b):
@@ -245,20 +249,27 @@ def _cholesky_jvp(t, ans, a, /, *, upper=False):
     return _mT(d_low) if upper else d_low
 
 
+def _projected(t, v, UPLO):
+    """Vᴴ dA V for the matrix eigh reads (Vᵀ dA V for a real V, complex-linear in a complex dA)."""
+    hermitian = np.iscomplexobj(v)
+    return (_mH(v) if hermitian else _mT(v)) @ _read_triangle(t, UPLO.upper() == "L", hermitian) @ v
+
+
 def _eigh_parts(t, w, v, UPLO):
-    """Vᵀ dA V for the matrix eigh reads, and F with F_ij = 1 / (w_j - w_i) off the diagonal
+    """Vᴴ dA V for the matrix eigh reads, and F with F_ij = 1 / (w_j - w_i) off the diagonal
     (NaN where eigenvalues repeat: the eigenvectors' tangent is undefined there)."""
-    inner = _mH(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v
+    inner = _projected(t, v, UPLO)
     gaps, off, repeated = _repeated(w)
     return inner, np.where(repeated, np.nan, np.where(off, 1.0 / np.where(off & ~repeated, gaps, 1.0), 0.0))
 
 
-def _eigenvalue_tangent(inner, w):
-    """The eigenvalues' directional derivative, from Vᵀ dA V: its diagonal where they are simple; for
+def _eigenvalue_tangent(inner, w, hermitian):
+    """The eigenvalues' directional derivative, from Vᴴ dA V (real on the diagonal where ``hermitian``, V complex):
+    its diagonal where they are simple; for
     an eigenvalue repeated k times, the k eigenvalues of its k x k block (sorted), whatever basis of
     its eigenspace V holds: the eigenvalues are directionally differentiable everywhere."""
     diagonal = np.diagonal(inner, axis1=-2, axis2=-1)
-    diagonal = np.real(diagonal) if np.iscomplexobj(diagonal) else diagonal  # real: inner is Hermitian
+    diagonal = np.real(diagonal) if hermitian else diagonal
     _, _, repeated = _repeated(w)
     if not np.any(repeated):
         return diagonal
@@ -282,12 +293,12 @@ def _eigh_jvp(t, ans, a, UPLO="L"):
     if np.iscomplexobj(v):
         r, row = _eigh_phase(v, UPLO)
         d_v = _phases.rotated(d_v, v, _phases.phase_rates(d_v, r, row))
-    return _eigenvalue_tangent(inner, w), d_v
+    return _eigenvalue_tangent(inner, w, np.iscomplexobj(v)), d_v
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     v = np.linalg.eigh(a, UPLO)[1]
-    return _eigenvalue_tangent(_mH(v) @ _read_triangle(t, lower=UPLO.upper() == "L") @ v, ans)
+    return _eigenvalue_tangent(_projected(t, v, UPLO), ans, np.iscomplexobj(v))
 
 
 def _svdvals_jvp(t, ans, x, /):

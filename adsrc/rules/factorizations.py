@@ -66,8 +66,15 @@ def _check_rank(s, m, n, name, complex_values=False):
 
 
 def _mH(a):
-    """The conjugate transpose of each matrix (the transpose of a real one)."""
-    return np.conj(_mT(a)) if np.iscomplexobj(a) else _mT(a)
+    """The conjugate transpose of each matrix."""
+    return np.conj(_mT(a))
+
+
+def _transpose_for(factor):
+    """The transpose the svd formulas take: the conjugate transpose for a complex matrix's factors; the plain
+    transpose for a real one's (so that complex cotangents and tangents of a real matrix follow the real formula,
+    complex-linearly)."""
+    return _mH if np.iscomplexobj(factor) else _mT
 
 
 def _refuse_completion(g, k, axis, what):
@@ -113,7 +120,8 @@ def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     g_u, g_s, g_vh = g
     _refuse_completion(g_u, k, -1, "np.linalg.svd")
     _refuse_completion(g_vh, k, -2, "np.linalg.svd")
-    u, v = u[..., :, :k], _mH(vh[..., :k, :])
+    transpose = _transpose_for(u)
+    u, v = u[..., :, :k], transpose(vh[..., :k, :])
     complex_values = np.iscomplexobj(u)
     inner = np.zeros(np.shape(s) + (k,), dtype=np.result_type(a, 1.0))
     if not is_zero(g_s):
@@ -129,16 +137,16 @@ def _svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
             g_u, g_v, phase = _svd_phase_cotangents(g_u, g_v, u, v, s, m, n)
             inner = inner + phase
         if not is_zero(g_u):
-            j = f * (_mH(u) @ g_u)
-            inner = inner + (j + _mH(j)) * s_row
+            j = f * (transpose(u) @ g_u)
+            inner = inner + (j + transpose(j)) * s_row
             if m > k:
-                out = (g_u - u @ (_mH(u) @ g_u)) / s_row @ _mH(v)
+                out = (g_u - u @ (transpose(u) @ g_u)) / s_row @ transpose(v)
         if not is_zero(g_v):
-            kk = f * (_mH(v) @ g_v)
-            inner = inner + _mT(s_row) * (kk + _mH(kk))
+            kk = f * (transpose(v) @ g_v)
+            inner = inner + _mT(s_row) * (kk + transpose(kk))
             if n > k:
-                out = out + u @ _mH((g_v - v @ (_mH(v) @ g_v)) / s_row)
-    total = (u @ inner @ _mH(v)) + out
+                out = out + u @ transpose((g_v - v @ (transpose(v) @ g_v)) / s_row)
+    total = (u @ inner @ transpose(v)) + out
     return np.conj(total) if complex_values else total
 
 
@@ -177,30 +185,31 @@ def _svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     if factors is not None:  # compute_uv=False: the singular values alone
         return singular_values_jvp(t, *factors)
     u_all, s, vh_all = ans
-    u, v = u_all[..., :, :k], _mH(vh_all[..., :k, :])
+    transpose = _transpose_for(u_all)
+    u, v = u_all[..., :, :k], transpose(vh_all[..., :k, :])
     complex_values = np.iscomplexobj(u)
     f = _gap_factors(s, "svd")
     _check_rank(s, m, n, "svd", complex_values)
-    p = _mH(u) @ t @ v
+    p = transpose(u) @ t @ v
     d_s = np.diagonal(p, axis1=-2, axis2=-1)
     s_row = np.expand_dims(s, -2)
     ps = p * s_row
     sp = _mT(s_row) * p
-    d_u = u @ (f * (ps + _mH(ps)))
-    d_v = v @ (f * (sp + _mH(sp)))
+    d_u = u @ (f * (ps + transpose(ps)))
+    d_v = v @ (f * (sp + transpose(sp)))
     if m > k:
         tv = t @ v
-        d_u = d_u + (tv - u @ (_mH(u) @ tv)) / s_row
+        d_u = d_u + (tv - u @ (transpose(u) @ tv)) / s_row
     if n > k:
-        tu = _mH(t) @ u
-        d_v = d_v + (tu - v @ (_mH(v) @ tu)) / s_row
+        tu = transpose(t) @ u
+        d_v = d_v + (tu - v @ (transpose(v) @ tu)) / s_row
     if complex_values:
         d_s = np.real(d_s)
         d_u, d_v = _svd_phase_tangents(d_u, d_v, u, v, p, s, m, n)
     if full_matrices and m != n:  # the completing columns are LAPACK's choice: no tangent
         d_u = np.concatenate([d_u, np.full(np.shape(u_all)[:-1] + (m - k,), np.nan)], axis=-1)
         d_v = np.concatenate([d_v, np.full(np.shape(vh_all)[:-2] + (n, n - k), np.nan)], axis=-1)
-    return d_u, d_s, _mH(d_v)
+    return d_u, d_s, transpose(d_v)
 
 
 defvjp(np.linalg.svd, _svd_vjp)
