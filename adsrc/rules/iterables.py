@@ -21,7 +21,7 @@ from ..errors import InvalidArgument
 from ..values import TangentDict, TangentList, TangentTuple, is_zero, part, zero
 from .registry import defjvp, defmethod, defvjp, register_nondifferentiable
 
-_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+VIEWS = (type({}.keys()), type({}.values()), type({}.items()))  # a dict's views
 
 
 def _item_cotangents(g: Any, like: Any) -> Any:
