@@ -49,6 +49,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 from ..backend.pipeline import EAGER, compile
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg
+from ..rules.iterables import dict_with
 from ..calls import CallDerivative, flat_sources
 from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
@@ -81,6 +82,10 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
     if inspect.isclass(fn) and (issubclass(fn, tuple) and hasattr(fn, "_fields") or dataclasses.is_dataclass(fn)):
         return _construct(fn, tangents, ktangents, args, kwargs)
+    if fn is dict and kwargs and len(args) <= 1:  # dict(pairs, b=x): keywords are entries, as in dict_with
+        pairs, dpairs = (args[0], tangents[0]) if args else ((), zero)
+        return _rule_call(registry.lookup(dict_with), dict_with, (dpairs, TangentDict(ktangents)), {},
+                          (pairs, kwargs), {})
     special = _special(fn) or _in_place(fn)
     if special is not None:
         return special(tangents, args, kwargs)
