@@ -114,10 +114,9 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     tangents are regrouped the same way)."""
     first, *atoms = args
     plan = fn.plan(first, tuple(atoms), kwargs)
-    if plan.rule is not None:
-        raise NotImplementedError(f"second order through {plan.label} called as a value at {fn.where}; call it "
-                                  f"by its name")
     given = {**dict(enumerate(tangents)), **ktangents}
+    if plan.rule is not None:
+        return _rule_site(fn, plan, first, tuple(atoms), given)
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()
     wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
@@ -134,6 +133,31 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
                                          for k, s in enumerate(parts)]))
 
     return (value, pullback), (part(dpair, 0), zero)
+
+
+def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
+    """The JVP of a call site's adjoint that resolved to a rule (``g = np.sum; g(x)``): the value's tangent by
+    the rule's jvps; the pullback's by differentiating each vjp it calls, as any vjp called from adjoint code."""
+    if not all(is_zero_tree(given.get(key, zero)) for key in plan.keywords):
+        raise NotImplementedError(f"second order through {plan.label} with a differentiable keyword argument at "
+                                  f"{fn.where}; pass it positionally")
+    values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
+    dvalues = fn.parameter_tangents(plan, first, given)
+    value, _ = fn.rule_adjoint(plan, first, values, sources)  # its refusals: a keyword or argument without a vjp
+    _, dvalue = _rule_call(plan.rule, plan.rule_function, tuple(dvalues), {}, tuple(values), kwargs)
+    active = [i for i, s in enumerate(sources) if fn.active(s)]
+
+    @jvp_function
+    def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
+        dg = tangents[0] if tangents else zero
+        parts, dparts = [], []
+        for i in active:
+            d, dd = call(plan.rule.vjps[i], (dg, dvalue, *dvalues), {}, g, value, *values, **kwargs)
+            parts.append((sources[i], unthunk(d)))
+            dparts.append((sources[i], dd))
+        return fn.gather(first, atoms, parts), fn.gather(first, atoms, dparts)
+
+    return (value, pullback), (dvalue, zero)
 
 
 def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -182,8 +206,10 @@ def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
                                  for a, t in zip(args, tangents))
 
 
-def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
-    ans = fn(*args, **kwargs)
+def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False) -> tuple[Any, Any]:
+    """``fn(*args, **kwargs)`` and its tangent by ``rule``'s jvps; ``bound``: ``fn`` is the method of
+    ``args[0]`` that the rule's primitive differentiates, called without it."""
+    ans = fn(*args[1:], **kwargs) if bound else fn(*args, **kwargs)
     if not all(is_zero_tree(t) for t in ktangents.values()):
         raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
     total = zero
@@ -352,6 +378,10 @@ def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *ar
         return _dict_method(obj, dobj, name, tangents, args)
     if isinstance(obj, (np.ndarray, np.generic, float, int)):
         prim = registry.method_primitive(name)
+        rule = registry.lookup(prim) if prim is not None else None
+        if rule is not None:  # the method's own value (x.reshape(2, 3): np.reshape would take 3 for an order)
+            return _rule_call(rule, getattr(obj, name), (dobj, *tangents), ktangents, (obj, *args), kwargs,
+                              bound=True)
         if prim is not None:
             return call(prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
     bound = getattr(obj, name)
