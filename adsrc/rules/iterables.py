@@ -103,9 +103,8 @@ defjvp(builtins.dict, _dict_jvp, piecewise_linear=True)
 
 
 def dict_with(pairs, entries):
-    """``dict(pairs, **entries)``: what ``dict(pairs, b=x)`` differentiates as when a keyword's value
-    carries a gradient (a rule differentiates positional arguments; dict's keywords are entries, which
-    replace a pair of the same key)."""
+    """``dict(pairs, **entries)``: what ``dict(pairs, b=x)`` differentiates as (a rule differentiates
+    positional arguments; dict's keywords are entries, which replace a pair of the same key)."""
     return builtins.dict(pairs, **entries)
 
 

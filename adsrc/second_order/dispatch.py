@@ -144,7 +144,7 @@ def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: d
     values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
     dvalues = fn.parameter_tangents(plan, first, given)
     value, _ = fn.rule_adjoint(plan, first, values, sources)  # its refusals: a keyword or argument without a vjp
-    _, dvalue = _rule_call(plan.rule, plan.rule_function, tuple(dvalues), {}, tuple(values), kwargs)
+    dvalue = _rule_tangent(plan.rule, dvalues, value, values, kwargs)
     active = [i for i, s in enumerate(sources) if fn.active(s)]
 
     @jvp_function
@@ -212,6 +212,11 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False)
     ans = fn(*args[1:], **kwargs) if bound else fn(*args, **kwargs)
     if not all(is_zero_tree(t) for t in ktangents.values()):
         raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+    return ans, _rule_tangent(rule, tangents, ans, args, kwargs)
+
+
+def _rule_tangent(rule, tangents, ans, args, kwargs) -> Any:
+    """The tangent of ``ans``, the rule's value at ``args``: the sum of its jvps."""
     total = zero
     for i, t in enumerate(tangents):
         if is_zero_tree(t):
@@ -222,7 +227,7 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False)
                 raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i}")
             continue  # an index, a shape, a condition: no tangent
         total = add_tangents(total, jvp(t, ans, *args, **kwargs))
-    return ans, total
+    return total
 
 
 def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:

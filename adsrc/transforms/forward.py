@@ -51,6 +51,7 @@ class Forward(gast.NodeTransformer):
         self.commented: int | None = None
         self.statement: gast.stmt | None = None
         self.callees: list[tuple[Any, tuple[int, ...]]] = []  # the user functions whose JVPs this one calls
+        self.resolve: Any = None  # what a call's function names (for gradient_reads); set by function()
 
     # -- names ------------------------------------------------------------
     def tangent(self, var: str) -> str:
