@@ -189,6 +189,8 @@ def _spellings():
     out.update({
         "builtins.tuple": sequences, "builtins.list": sequences,
         "numpy.float64": [C(arr()), C(flt()), C(arr(3))],
+        "numpy.float32": [C(arr()), C(flt()), C(arr(3))],  # rounded: checked with a longer step (lower_precision)
+        "numpy.float16": [C(arr()), C(flt()), C(arr(2, 2))],
         "numpy.add_reduce": [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(2, 3, 4), (0, 2), keepdims=True), C(arr(3, 4), None),
                              C(arr(3))],
         "numpy.multiply_reduce": [C(nonzero(3, 4)), C(nonzero(3, 4), 1), C(nonzero(4))],

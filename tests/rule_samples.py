@@ -326,6 +326,8 @@ SAMPLES: dict[str, list[Case]] = {
     "builtins.tuple": [C(arr(4)), C([flt(), arr(2, 2)])],
     "builtins.dict": [C([("a", flt()), ("b", arr(2))]), C([("a", flt()), ("b", arr(2)), ("a", flt())]),
                       C({"a": flt(), "b": arr(3)})],
+    "adsrc.rules.iterables.dict_with": [C([("a", flt()), ("b", arr(2))], {"b": arr(2), "c": flt()}),
+                                        C({"a": flt(), "b": arr(3)}, {"c": arr(2)}), C((), {"a": arr(3)})],
     "adsrc.rules.iterables.unpacked": [C(arr(3, 2), 3), C([flt(), arr(2)], 2), C((arr(2), flt(), flt()), 3),
                                        C({"w": flt(), "b": arr(2)}, 2)],
     "adsrc.rules.iterables.dict_values": [C({"w": arr(2, 2), "b": flt()})],
@@ -560,6 +562,10 @@ ATTRIBUTE_SAMPLES: dict[str, list[Case]] = {
 }
 
 # Expected tie-splitting of max/min-type rules, checked exactly.
+# Casts that round to fewer digits than a float64 finite difference can resolve (np.float32(x)): their
+# derivative is the identity, checked on the cast that does not round. tests/test_syntax.py checks the dtypes.
+ROUNDED = {"numpy.float32": np.float64, "numpy.float16": np.float64}
+
 TIES = [
     ("numpy.max", (np.array([1.0, 3.0, 3.0, 2.0]),), {}, [0.0, 0.5, 0.5, 0.0]),
     ("numpy.min", (np.array([[1.0, 1.0], [0.0, 2.0]]),), {"axis": 1}, [[0.5, 0.5], [1.0, 0.0]]),

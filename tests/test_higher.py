@@ -413,3 +413,43 @@ def test_forward_over_reverse_through_a_container_argument_read_twice():
         dw, dx = (tangent["w"], tangent["x"]) if isinstance(tangent, dict) else tangent
         np.testing.assert_allclose(dw, [-np.sin(0.3) * 1.2, 0.0], rtol=1e-12)
         np.testing.assert_allclose(dx, [np.cos(0.3), 0.0], rtol=1e-12)
+
+
+# ---- array methods spelled as methods, and rules called as values -------------------------------
+def methods_with_separate_ints(x):
+    y = x.reshape(4, 3).transpose(1, 0).reshape((2, 6)).transpose()  # the shape and axes as separate ints
+    z = x.clip(-1.0, 1.0).sum(0) * x.max(axis=1).mean() + x.cumsum(1).prod()
+    w = x.dot(x.T).trace() + x.diagonal().std() + x.var(ddof=1) + x.swapaxes(0, 1).ravel("F")[0]
+    return np.sum(np.sin(y)) + np.sum(z ** 2) + w + x.repeat(2, axis=0).take([0, 5]).sum() * x.min()
+
+
+def rules_called_as_values(x, reduce=np.prod):
+    total = reduce(np.exp(x) * 0.5) + reduce(x * 0.3, 0)
+    for f in [np.sum, np.max, np.tanh, np.cumsum]:
+        total = total + np.sum(f(x * 1.5) ** 2)
+    return total
+
+
+@pytest.mark.parametrize("f", [methods_with_separate_ints, rules_called_as_values], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("eager", [False, True])
+def test_second_order_of_methods_and_of_rules_called_as_values(f, eager):
+    x = RNG.normal(size=(3, 4)) if f is methods_with_separate_ints else RNG.normal(size=4)
+    with adsrc.eager_unthunk(eager):
+        adsrc.check_grads(f, (x,), order=2)
+    v = RNG.normal(size=x.shape)
+    hvp = adsrc.hvp(f)(x, v)
+    first = adsrc.grad(f)
+    np.testing.assert_allclose(hvp, (first(x + EPS * v) - first(x - EPS * v)) / (2 * EPS), rtol=1e-5, atol=1e-6)
+
+
+def rule_with_a_second_argument(a, b, reduce):
+    return reduce(np.sin(a) * b)
+
+
+@pytest.mark.parametrize("reduce", [np.prod, np.sum, np.max], ids=lambda f: f.__name__)
+def test_a_rule_called_as_a_value_differentiated_in_an_argument_its_gradient_holds_fixed(reduce):
+    a, b, t = np.array([0.3, 0.8, -0.5]), np.array([1.2, 0.7, 2.0]), np.array([0.3, -0.2, 0.5])
+    g = adsrc.grad(rule_with_a_second_argument, wrt=0)
+    _, got = adsrc.jvp(g, (a, b, reduce), (np.zeros(3), t, None))
+    np.testing.assert_allclose(got, (g(a, b + EPS * t, reduce) - g(a, b - EPS * t, reduce)) / (2 * EPS),
+                               rtol=1e-6, atol=1e-8)

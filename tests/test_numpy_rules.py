@@ -295,3 +295,42 @@ def test_a_differentiable_argument_without_a_gradient_is_refused():
     with pytest.raises(NoGradientRule, match="quantile"):
         adsrc.grad(quantile_in_q, wrt=1)(RNG.normal(size=5), 0.3)
     np.testing.assert_allclose(adsrc.grad(quantile_in_q)(np.arange(5.0), 0.3), [0.0, 0.8, 0.2, 0.0, 0.0])
+
+
+# ---- casts to NumPy scalar types -------------------------------------------------------------------
+def cast_to_int(w):
+    rows = np.int64(w[:, -1])  # indices: no gradient, as int(x)
+    return np.sum(w[:, :-1][rows] ** 2) + np.int32(w[0, 0]) * w[0, 0] + np.bool_(w[1, 1] > 0.0) * w[1, 1]
+
+
+def cast_to_float64(w):
+    return np.sum(np.float64(w) ** 3) + np.float64(w[0, 0]) * 2.0
+
+
+W_ROWS = np.concatenate([RNG.normal(size=(4, 3)), [[0.5], [1.5], [2.5], [-0.5]]], axis=1)  # away from integers
+
+
+@pytest.mark.parametrize("f", [cast_to_int, cast_to_float64], ids=lambda f: f.__name__)
+def test_casts_match_finite_differences(f):
+    check(f, W_ROWS)
+    check_forward(f, W_ROWS)
+    check_hvp(f, W_ROWS)
+
+
+def cast_to_float32(x, s):
+    return np.sum(np.float32(x) * np.float16(s))
+
+
+def test_a_cast_to_float32_or_float16_keeps_numpys_dtypes():
+    # its derivative is the identity (as x.astype(np.float32)'s): the value and its tangent in NumPy's
+    # dtype, each gradient in its argument's
+    x, s = np.array([0.5, -1.25, 2.0]), 1.5  # exact in float16: no rounding to blur the comparison
+    for eager in (False, True):
+        gx, gs = adsrc.grad(cast_to_float32, wrt=(0, 1), eager=eager)(x, s)
+        assert gx.dtype == np.float64 and type(gs) is float
+        np.testing.assert_array_equal(gx, np.full(3, s))
+        assert gs == np.sum(x)
+    value, tangent = adsrc.jvp(cast_to_float32, (x, s), (np.ones(3), 1.0))
+    assert value.dtype == np.float32 and tangent.dtype == np.float32 and value == cast_to_float32(x, s)
+    assert tangent == np.float32(3 * s + np.sum(x))
+    np.testing.assert_array_equal(adsrc.hvp(lambda x: np.sum(np.float32(x) ** 2))(x, np.ones(3)), np.full(3, 2.0))

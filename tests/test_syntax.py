@@ -14,6 +14,7 @@ forward mode too.
 from __future__ import annotations
 
 import math
+import operator
 import os
 import tempfile
 import warnings
@@ -426,10 +427,47 @@ def test_zip_over_a_dict_argument_is_refused_when_it_runs():
     assert line_of(zip_over_a_dict_argument, "zip(params") in str(info.value)
 
 
-@pytest.mark.parametrize("f", [dict_values, dict_items, dict_get, dict_keys, dict_comprehension, zip_over_views],
-                         ids=lambda f: f.__name__)
+def sorted_views(params, x):
+    t = 0.0
+    for i, (k, v) in enumerate(sorted(params.items(), key=operator.itemgetter(0))):
+        t = t + np.sum(np.sin(v) * x) * (i + 1.0)
+    for k in sorted(params):  # keys carry no tangent
+        t = t + np.sum(np.cos(params[k]))
+    for k in sorted(params.keys(), reverse=True):  # k, unpacked with v above, carries none here either
+        t = t + np.sum(params[k] * x) * len(k)
+    for v in sorted(params.values(), key=np.sum):
+        t = t + np.sum(v * v)
+    return t
+
+
+def dict_with_keywords(params, x):
+    d = dict(params, b=params["b"] * x, c=x[0])  # b replaces params' own b
+    e = dict([("w", x)], w2=params["w"] * 2.0)
+    f = dict(scale=np.sum(x))
+    return np.sum(d["w"] * d["b"]) + d["c"] + np.sum(e["w"] * e["w2"]) + f["scale"] * len(d)
+
+
+@pytest.mark.parametrize("f", [dict_values, dict_items, dict_get, dict_keys, dict_comprehension, zip_over_views,
+                               sorted_views, dict_with_keywords], ids=lambda f: f.__name__)
 def test_dict_methods_and_comprehensions(f):
     dict_check(f, {"w": np.array([0.3, -1.2, 0.5]), "b": np.array([1.1, 0.4, -0.2])}, x3)
+
+
+@pytest.mark.parametrize("f", [sorted_views, dict_with_keywords], ids=lambda f: f.__name__)
+def test_dict_views_and_keywords_at_second_order(f):
+    params = {"w": np.array([0.3, -1.2, 0.5]), "b": np.array([1.1, 0.4, -0.2])}
+    for eager in (False, True):
+        with adsrc.eager_unthunk(eager):
+            adsrc.check_grads(f, (params, x3), order=2)
+
+
+def test_a_dict_keyword_holds_its_own_gradient():
+    # dict(pairs, b=v): the entry by keyword replaces the pair's b, whose value then gets no gradient
+    def f(x, y):
+        return dict([("b", x)], b=y)["b"] * 3.0
+
+    assert adsrc.grad(f, wrt=(0, 1))(2.0, 5.0) == (0.0, 3.0)
+    assert adsrc.jvp(f, (2.0, 5.0), (1.0, 0.0)) == (15.0, 0.0)
 
 
 def test_a_dict_method_on_another_object_is_refused_when_the_gradient_is_computed():

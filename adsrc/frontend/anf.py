@@ -37,6 +37,7 @@ import numpy as np
 
 from ..rules import registry
 from ..rules.assembly import INDEX_TRICKS, index_concatenate
+from ..rules.iterables import dict_with
 from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
@@ -474,6 +475,8 @@ class ANF(CalleeResolver):
             if not inspect.isfunction(target) and registry.lookup(target) is None:
                 raise NoGradientRule(label, self.where(node))
             return self.dynamic(node, False)  # a bound method, a partial, a callable object, or f(*xs)
+        if obj is dict and node.keywords and len(node.args) <= 1 and not spread:
+            return self.dict_with(node)
         args = [self.expr(a) for a in node.args]
         keywords = self.keywords(node.keywords)
         if method:
@@ -491,6 +494,17 @@ class ANF(CalleeResolver):
             args = self.bind(obj, args, keywords, node)
             return gast.Call(func=func, args=args, keywords=[]), Prim("call", args, callee=obj, func=func)
         raise NoGradientRule(label, self.where(node))
+
+    def dict_with(self, node: gast.Call) -> tuple[gast.expr, Prim]:
+        """``dict(pairs, b=x)``: ``dict_with(pairs, {"b": x})``, a call with a rule for both (rules/iterables.py),
+        since dict's keywords are entries, not parameters."""
+        pairs = self.expr(node.args[0]) if node.args else gast.Tuple(elts=[], ctx=gast.Load())
+        entries = self.namer.fresh("entries")
+        self.expr_into(gast.Dict(keys=[const(k.arg) for k in node.keywords],
+                                 values=[k.value for k in node.keywords]), entries)
+        entries = name(entries)
+        return (gast.Call(func=name(self.runtime["dict_with"]), args=[pairs, entries], keywords=[]),
+                self.rule(dict_with, [pairs, entries], node))
 
     def construct(self, cls: type, node: gast.Call, label: str) -> tuple[gast.expr, Prim]:
         """``Params(w, b=b0)`` of a NamedTuple or dataclass: a pack of its fields, by field (the

@@ -13,6 +13,7 @@ vjp would get no gradient, so the limit is generous).
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ..values.pytrees import attribute_cotangent, attribute_tangent
 from ._tangent import dense
 from ._util import broadcast_like, cast_like, is_array, note, unbroadcast, variadic, zero
 from .elementwise import _power_dx, _power_dy, _power_jvp_x, _power_jvp_y
+from .iterables import VIEWS as _VIEWS
 
 _MAX_ARGS = 16
 _NAMES = ("a", "b", "c", "d", "e", "f", "h", "k")  # then arg8, arg9, ...
@@ -85,28 +87,41 @@ def _extremum_vjp(k):
     return vjp
 
 
+def _yields_keys(iterable) -> bool:
+    """True for a dict or its keys view: iterating gives keys, which carry no gradient."""
+    return isinstance(iterable, (dict, type({}.keys())))
+
+
+def _identity(item):
+    """What matches an item of ``sorted``'s result to the item it came from: the object itself, or for a
+    tuple its items (``d.items()`` makes new pairs each time it is iterated, of the same keys and values)."""
+    return tuple(id(part) for part in item) if type(item) is tuple else id(item)
+
+
 def _sorted_order(ans, iterable, key, reverse) -> list[int]:
     """Where each item of ``ans = sorted(iterable, key=key, reverse=reverse)`` came from.
 
-    The items of a list or tuple are the objects sorted returned, matched by identity (the key is not
-    called again: it may read variables changed since); an array's by sorting positions the same way.
+    The items of a list, tuple or dict view are the objects sorted returned, matched by identity (the key
+    is not called again: it may read variables changed since); an array's by sorting positions the same way.
     """
-    if isinstance(iterable, (list, tuple)):
-        unused: dict[int, list[int]] = {}
+    if isinstance(iterable, (list, tuple, *_VIEWS)):
+        unused: dict[Any, list[int]] = {}
         for i, item in enumerate(iterable):
-            unused.setdefault(id(item), []).append(i)
-        return [unused[id(item)].pop(0) for item in ans]
+            unused.setdefault(_identity(item), []).append(i)
+        return [unused[_identity(item)].pop(0) for item in ans]
     rank = key or (lambda v: v)
     return builtins.sorted(range(len(iterable)), key=lambda i: rank(iterable[i]), reverse=reverse)
 
 
 def _sorted_dseq(g, ans, iterable, key=None, reverse=False):
+    if _yields_keys(iterable):
+        return zero
     order = _sorted_order(ans, iterable, key, reverse)
     out = [zero] * len(order)
     for position, source in enumerate(order):
         out[source] = g[position]
-    if isinstance(iterable, (list, tuple)):
-        return out
+    if not is_array(iterable):
+        return out  # a list, tuple or view: a list of the items' cotangents
     given = [v for v in out if v is not zero]  # an array's items: stacked back into an array of its library
     if not given:
         return zero
@@ -115,13 +130,17 @@ def _sorted_dseq(g, ans, iterable, key=None, reverse=False):
 
 def _sorted_jvp(t, ans, iterable, key=None, reverse=False):
     """The tangents in sorted order; where items tie (without a key), the direction orders them as
-    sorting ``x + h * t`` would, as np.sort's jvp does."""
-    tangents = [dense(t, iterable)[i] for i in _sorted_order(ans, iterable, key, reverse)]
+    sorting ``x + h * t`` would, as np.sort's jvp does. A dict's keys carry no tangent."""
+    if _yields_keys(iterable):
+        return zero
+    tangents = [t[i] for i in _sorted_order(ans, iterable, key, reverse)]
     if key is None:
         start = 0
         for end in range(1, len(ans) + 1):
             if end == len(ans) or not ans[end] == ans[start]:
-                tangents[start:end] = builtins.sorted(tangents[start:end], reverse=reverse)
+                if end - start > 1:  # tied items: their tangents, zeros made explicit, in sorted order
+                    tied = [dense(ti, item) for ti, item in zip(tangents[start:end], ans[start:end])]
+                    tangents[start:end] = builtins.sorted(tied, reverse=reverse)
                 start = end
     return tangents  # sorted returns a list, of an array's items too
 

@@ -7,7 +7,9 @@ hand their gradients back to the dict's entries. ``list(xs)`` and
 ``tuple(xs)`` of a list, tuple, array, dict view or dict (its keys) give each
 item's cotangent back to the item it came from. ``dict(pairs)`` (what a dict
 comprehension becomes) gives each value the cotangent of its key, and a key
-that repeats, as in Python, keeps only its last value. The methods differentiate
+that repeats, as in Python, keeps only its last value; ``dict(pairs, b=x)``
+differentiates as ``dict_with(pairs, {"b": x})``, where an entry by keyword
+replaces a pair of the same key. The methods differentiate
 only on a dict; on another object they raise InvalidArgument.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..errors import InvalidArgument
 from ..values import TangentDict, TangentList, TangentTuple, is_zero, part, zero
 from .registry import defjvp, defmethod, defvjp, register_nondifferentiable
 
-_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+VIEWS = (type({}.keys()), type({}.values()), type({}.items()))  # a dict's views
 
 
 def _item_cotangents(g: Any, like: Any) -> Any:
@@ -98,6 +100,23 @@ def _dict_jvp(t, ans, pairs):
 
 defvjp(builtins.dict, _dict_dpairs)
 defjvp(builtins.dict, _dict_jvp, piecewise_linear=True)
+
+
+def dict_with(pairs, entries):
+    """``dict(pairs, **entries)``: what ``dict(pairs, b=x)`` differentiates as (a rule differentiates
+    positional arguments; dict's keywords are entries, which replace a pair of the same key)."""
+    return builtins.dict(pairs, **entries)
+
+
+def _without(g, keys) -> Any:
+    """The dict cotangent ``g`` without ``keys``."""
+    return TangentDict((k, v) for k, v in g.items() if k not in keys)
+
+
+defvjp(dict_with, lambda g, ans, pairs, entries: _dict_dpairs(_without(g, entries), ans, pairs),
+       lambda g, ans, pairs, entries: TangentDict((k, part(g, k)) for k in entries))
+defjvp(dict_with, lambda t, ans, pairs, entries: _without(_dict_jvp(t, ans, pairs), entries),
+       lambda t, ans, pairs, entries: TangentDict(t), piecewise_linear=True)
 
 
 # ---- a, b = value: what Python's unpacking iterates -----------------------------------------

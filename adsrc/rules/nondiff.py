@@ -1,6 +1,7 @@
 """Functions whose output carries no gradient: shapes, indices, comparisons, rounding.
 
-Their results are integers, booleans or piecewise constants, so the compiler
+Their results are integers, booleans or piecewise constants (a cast to a
+NumPy integer type, ``np.int64(x)``, as ``int(x)``), so the compiler
 treats their outputs as constants instead of raising NoGradientRule. A function
 whose result carries a gradient through one of its arguments does not belong
 here, even if the others are indices: np.bincount (its weights), np.histogram
@@ -38,6 +39,10 @@ register_nondifferentiable(
     *_present(np, "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
               "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose", "allclose",
               "array_equal", "array_equiv", "all", "any", "isin", "iscomplex", "isreal"),
+    # casts to integer and boolean types (np.int64(x), as int(x)): piecewise constant
+    *sorted({getattr(np, n) for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                       "intp", "uintp", "intc", "uintc", "byte", "ubyte", "short", "ushort",
+                                       "longlong", "ulonglong", "bool_") if hasattr(np, n)}, key=str),
     # constructors of constants
     *_present(np, "zeros", "ones", "empty", "eye", "identity", "tri", "zeros_like", "ones_like", "empty_like"),
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,

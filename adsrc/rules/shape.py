@@ -49,9 +49,14 @@ def _reshape_dx(g, ans, x, *args, **kwargs):
     return np.reshape(g, np.shape(x), order=_order(args, kwargs))
 
 
+def _axes(axes, kwargs):
+    """The permutation a transpose was given: one tuple, separate ints (``x.transpose(1, 0)``), or none."""
+    return kwargs.get("axes", axes[0] if len(axes) == 1 else axes or None)
+
+
 def _transpose_dx(g, ans, x, *axes, **kwargs):
     """Inverse permutation; ``axes`` may be one tuple, separate ints, or absent."""
-    axes = kwargs.get("axes", axes[0] if len(axes) == 1 else axes or None)
+    axes = _axes(axes, kwargs)
     if axes is None:
         return np.transpose(g)
     return np.transpose(g, np.argsort([a % np.ndim(x) for a in axes]))
@@ -90,6 +95,8 @@ defjvp(np.reshape, lambda t, ans, x, *args, **kwargs: np.reshape(dense(t, x), np
 deflinear(np.ravel, _reshape_dx)
 deflinear(flatten, _reshape_dx)
 deflinear(np.transpose, _transpose_dx)
+defjvp(np.transpose, lambda t, ans, x, *axes, **kwargs: np.transpose(dense(t, x), _axes(axes, kwargs)),
+       piecewise_linear=True)  # x.transpose(1, 0), as the reshape above
 deflinear(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
 deflinear(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
 deflinear(np.rollaxis, _rollaxis_dx)

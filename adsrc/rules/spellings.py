@@ -6,9 +6,11 @@
   of the operator it spells (``operator.mul`` that of ``np.multiply``, which
   ``*`` maps to), its batched forms included.
 * (``tuple(x)``, ``list(x)`` and ``dict(x)`` are in iterables.py.)
-* ``np.float64(x)``: the cast; the contribution keeps the argument's dtype.
-  (``np.float32(x)`` has no rule: rounding to float32 is not differentiable
-  in float64 arithmetic, and cannot be checked by finite differences.)
+* ``np.float64(x)``, ``np.float32(x)``, ``np.float16(x)``: the cast, whose
+  derivative is the identity (as ``x.astype(np.float32)``'s); the value and
+  its tangent have the dtype NumPy gives, the contribution keeps the
+  argument's dtype. (A cast to an integer type, ``np.int64(x)``, has no
+  gradient, as ``int(x)``: nondiff.py.)
 * ``np.add.reduce``, ``np.multiply.reduce``, ``np.add.accumulate``,
   ``np.multiply.accumulate``: sum, prod, cumsum and cumprod along ``axis=0``
   by default (the rules of those functions); ``np.multiply.outer``,
@@ -70,9 +72,19 @@ def _cast_dx(g, ans, x=0.0):
     return cast_like(g, x)
 
 
-defvjp(np.float64, _cast_dx, module="numpy")
-defjvp(np.float64, lambda t, ans, x=0.0: np.float64(t), piecewise_linear=True)
-note("the contribution keeps the argument's dtype (a float for a Python float)", lookup(np.float64))
+def _cast_jvp(kind: type):
+    """The tangent of ``kind(x)``: ``kind(t)``, in the result's dtype."""
+    def jvp(t, ans, x=0.0):
+        return kind(t)
+
+    return jvp
+
+
+for _kind in (np.float64, np.float32, np.float16):
+    defvjp(_kind, _cast_dx, module="numpy")
+    defjvp(_kind, _cast_jvp(_kind), piecewise_linear=True)
+    note("the contribution keeps the argument's dtype (a float for a Python float); the tangent has the "
+         "result's", lookup(_kind))
 
 
 # ---- ufunc methods -------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 from ..backend.pipeline import EAGER, compile
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg
+from ..rules.iterables import dict_with
 from ..calls import CallDerivative, flat_sources
 from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
@@ -81,6 +82,10 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
     if inspect.isclass(fn) and (issubclass(fn, tuple) and hasattr(fn, "_fields") or dataclasses.is_dataclass(fn)):
         return _construct(fn, tangents, ktangents, args, kwargs)
+    if fn is dict and kwargs and len(args) <= 1:  # dict(pairs, b=x): keywords are entries, as in dict_with
+        pairs, dpairs = (args[0], tangents[0]) if args else ((), zero)
+        return _rule_call(registry.lookup(dict_with), dict_with, (dpairs, TangentDict(ktangents)), {},
+                          (pairs, kwargs), {})
     special = _special(fn) or _in_place(fn)
     if special is not None:
         return special(tangents, args, kwargs)
@@ -109,10 +114,9 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     tangents are regrouped the same way)."""
     first, *atoms = args
     plan = fn.plan(first, tuple(atoms), kwargs)
-    if plan.rule is not None:
-        raise NotImplementedError(f"second order through {plan.label} called as a value at {fn.where}; call it "
-                                  f"by its name")
     given = {**dict(enumerate(tangents)), **ktangents}
+    if plan.rule is not None:
+        return _rule_site(fn, plan, first, tuple(atoms), given)
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()
     wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
@@ -129,6 +133,31 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
                                          for k, s in enumerate(parts)]))
 
     return (value, pullback), (part(dpair, 0), zero)
+
+
+def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
+    """The JVP of a call site's adjoint that resolved to a rule (``g = np.sum; g(x)``): the value's tangent by
+    the rule's jvps; the pullback's by differentiating each vjp it calls, as any vjp called from adjoint code."""
+    if not all(is_zero_tree(given.get(key, zero)) for key in plan.keywords):
+        raise NotImplementedError(f"second order through {plan.label} with a differentiable keyword argument at "
+                                  f"{fn.where}; pass it positionally")
+    values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
+    dvalues = fn.parameter_tangents(plan, first, given)
+    value, _ = fn.rule_adjoint(plan, first, values, sources)  # its refusals: a keyword or argument without a vjp
+    dvalue = _rule_tangent(plan.rule, dvalues, value, values, kwargs)
+    active = [i for i, s in enumerate(sources) if fn.active(s)]
+
+    @jvp_function
+    def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
+        dg = tangents[0] if tangents else zero
+        parts, dparts = [], []
+        for i in active:
+            d, dd = call(plan.rule.vjps[i], (dg, dvalue, *dvalues), {}, g, value, *values, **kwargs)
+            parts.append((sources[i], unthunk(d)))
+            dparts.append((sources[i], dd))
+        return fn.gather(first, atoms, parts), fn.gather(first, atoms, dparts)
+
+    return (value, pullback), (dvalue, zero)
 
 
 def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -177,10 +206,17 @@ def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
                                  for a, t in zip(args, tangents))
 
 
-def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
-    ans = fn(*args, **kwargs)
+def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False) -> tuple[Any, Any]:
+    """``fn(*args, **kwargs)`` and its tangent by ``rule``'s jvps; ``bound``: ``fn`` is the method of
+    ``args[0]`` that the rule's primitive differentiates, called without it."""
+    ans = fn(*args[1:], **kwargs) if bound else fn(*args, **kwargs)
     if not all(is_zero_tree(t) for t in ktangents.values()):
         raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+    return ans, _rule_tangent(rule, tangents, ans, args, kwargs)
+
+
+def _rule_tangent(rule, tangents, ans, args, kwargs) -> Any:
+    """The tangent of ``ans``, the rule's value at ``args``: the sum of its jvps."""
     total = zero
     for i, t in enumerate(tangents):
         if is_zero_tree(t):
@@ -191,7 +227,7 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
                 raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i}")
             continue  # an index, a shape, a condition: no tangent
         total = add_tangents(total, jvp(t, ans, *args, **kwargs))
-    return ans, total
+    return total
 
 
 def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
@@ -347,6 +383,10 @@ def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *ar
         return _dict_method(obj, dobj, name, tangents, args)
     if isinstance(obj, (np.ndarray, np.generic, float, int)):
         prim = registry.method_primitive(name)
+        rule = registry.lookup(prim) if prim is not None else None
+        if rule is not None:  # the method's own value (x.reshape(2, 3): np.reshape would take 3 for an order)
+            return _rule_call(rule, getattr(obj, name), (dobj, *tangents), ktangents, (obj, *args), kwargs,
+                              bound=True)
         if prim is not None:
             return call(prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
     bound = getattr(obj, name)

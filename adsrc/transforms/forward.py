@@ -26,8 +26,8 @@ from typing import Any
 
 import gast
 
-from ..frontend.activity import Activity, target_names
-from ..frontend.anf import Prim, argument_label, call_site
+from ..frontend.activity import Activity, gradient_reads, target_names
+from ..frontend.anf import CalleeResolver, Prim, argument_label, call_site, local_names
 from .reverse import beyond_rule
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
@@ -51,6 +51,7 @@ class Forward(gast.NodeTransformer):
         self.commented: int | None = None
         self.statement: gast.stmt | None = None
         self.callees: list[tuple[Any, tuple[int, ...]]] = []  # the user functions whose JVPs this one calls
+        self.resolve: Any = None  # what a call's function names (for gradient_reads); set by function()
 
     # -- names ------------------------------------------------------------
     def tangent(self, var: str) -> str:
@@ -99,11 +100,15 @@ class Forward(gast.NodeTransformer):
         return node
 
     def visit_For(self, node: gast.For) -> gast.For:
-        loop_vars = target_names(node.target)
-        if any(v in self.act.varied for v in loop_vars):
+        """A loop kept as written. ANF made every loop over a varied sequence an index loop, so the
+        values a loop variable takes here carry no tangent (``for k in sorted(d)``: keys), even where
+        the same name carries one elsewhere in the function: its tangent is zero in the body."""
+        loop_vars = [v for v in target_names(node.target) if v in self.act.varied]
+        if loop_vars and gradient_reads(node.iter, self.resolve) & self.act.varied:
             raise UnsupportedSyntax("a loop variable that carries a tangent outside an index loop",
                                     self.parsed.where(node))
-        node.body = self.block(node.body)
+        node.body = [gast.copy_location(assign(self.tangent(v), name(self.rt["zero"])), node)
+                     for v in loop_vars] + self.block(node.body)
         return node
 
     def visit_Return(self, node: gast.Return) -> gast.Return:
@@ -223,6 +228,7 @@ class Forward(gast.NodeTransformer):
     def function(self, node: gast.FunctionDef, jvp_name: str) -> gast.FunctionDef:
         params = [a.id for a in node.args.args]
         inputs = [self.tangent(p) for p in self.wrt]
+        self.resolve = CalleeResolver(self.parsed, local_names(node)).resolve
         # A parameter that is not differentiated but is reassigned a varied value
         # carries a tangent from then on; it starts at zero.
         prologue = [assign(self.tangent(p), name(self.rt["zero"]))
