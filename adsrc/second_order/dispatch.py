@@ -47,6 +47,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
     unary, unpack, vararg_tangents, zero, _all_zero,
 )
 from ..backend.pipeline import EAGER, compile
+from ..frontend.anf import positional_parameters
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg
 from ..calls import CallDerivative, flat_sources
@@ -177,10 +178,13 @@ def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
                                  for a, t in zip(args, tangents))
 
 
-def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
-    ans = fn(*args, **kwargs)
+_NOT_RUN = object()  # _rule_call runs the primitive itself
+
+
+def _rule_call(rule, fn, tangents, ktangents, args, kwargs, ans: Any = _NOT_RUN) -> tuple[Any, Any]:
+    ans = fn(*args, **kwargs) if ans is _NOT_RUN else ans
     if not all(is_zero_tree(t) for t in ktangents.values()):
-        raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+        tangents, args, kwargs = _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs)
     total = zero
     for i, t in enumerate(tangents):
         if is_zero_tree(t):
@@ -192,6 +196,32 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
             continue  # an index, a shape, a condition: no tangent
         total = add_tangents(total, jvp(t, ans, *args, **kwargs))
     return ans, total
+
+
+def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[tuple, tuple, dict]:
+    """A rule differentiates positional arguments: bind each keyword that carries a tangent to its
+    parameter's position (``norm.pdf(x, loc=mu)`` -> ``(x, mu)``), the positions before it filled with the
+    keywords that name them or the parameters' defaults, as the first-order transform does."""
+    params = positional_parameters(fn)
+    varied = [k for k, t in ktangents.items() if not is_zero_tree(t)]
+    position = {p.name: i for i, p in enumerate(params or ()) if p.kind is p.POSITIONAL_OR_KEYWORD}
+    if params is None or any(k not in position or position[k] < len(args) for k in varied):
+        raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument "
+                                  f"({', '.join(varied)}) that has no position of its own: pass it positionally")
+    last = max(position[k] for k in varied)
+    args, kwargs, tangents = list(args), dict(kwargs), list(tangents) + [zero] * (last + 1 - len(tangents))
+    for i in range(len(args), last + 1):
+        param = params[i]
+        if param.name in kwargs:
+            args.append(kwargs.pop(param.name))
+            tangents[i] = ktangents.get(param.name, zero)
+            continue
+        default = None if param.default is np._NoValue else param.default  # NumPy's "not given"
+        if default is param.empty:
+            raise NotImplementedError(f"forward mode through {rule.name}: the argument {param.name!r} before a "
+                                      f"differentiable keyword argument has no default")
+        args.append(default)
+    return tuple(tangents), tuple(args), kwargs
 
 
 def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
@@ -347,6 +377,12 @@ def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *ar
         return _dict_method(obj, dobj, name, tangents, args)
     if isinstance(obj, (np.ndarray, np.generic, float, int)):
         prim = registry.method_primitive(name)
+        rule = registry.lookup(prim) if prim is not None else None
+        if rule is not None:  # run as the method, whose signature may differ: x.reshape(3, 3)
+            value = getattr(obj, name)(*args, **kwargs)
+            if is_zero_tree(dobj) and _all_zero(tangents, ktangents):
+                return value, zero
+            return _rule_call(rule, prim, (dobj, *tangents), ktangents, (obj, *args), kwargs, ans=value)
         if prim is not None:
             return call(prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
     bound = getattr(obj, name)
