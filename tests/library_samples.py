@@ -197,6 +197,9 @@ def _spellings():
     })
     outer = [C(arr(3), arr(2)), C(arr(2, 2), arr(3)), C(flt(), arr(3)), C(arr(3), flt()), C(arr(2), arr(2, 2))]
     out.update({"numpy.multiply_outer": outer, "numpy.add_outer": outer, "numpy.subtract_outer": outer})
+    out["adsrc.rules.spellings.ufunc_at"] = [
+        C(np.add, arr(4), np.array([0, 2, 0]), arr(3)), C(np.subtract, arr(2, 3), (np.array([0, 1, 0]), np.array([2, 2, 1])), arr(3)),
+        C(np.add, arr(3), 1, flt()), C(np.add, arr(3, 2), [1, 1], arr(2)), C(np.subtract, arr(4), slice(1, 3), arr(2))]
     import operator
 
     out["functools.reduce"] = [

@@ -312,6 +312,7 @@ COMPUTES_ITS_INPUTS = {
     "numpy.polyder", "numpy.polyfit", "numpy.polyint", "numpy.polysub", "numpy.polyval", "numpy.quantile",
     "numpy.resize", "numpy.sliding_window_view", "numpy.trapezoid", "numpy.unique_all", "numpy.unique_counts",
     "numpy.unique_inverse", "numpy.unique_values", "numpy.vander",
+    "adsrc.rules.spellings.ufunc_at",  # np.add.at into a NumPy array; a Python float's contribution is a float
 }
 
 

@@ -236,6 +236,13 @@ def add_at(x):
     return np.sum(buf ** 2 * np.arange(1.0, 5.0))
 
 
+def subtract_at_in_a_loop(x):
+    buf = np.ones((2, 3))
+    for k in range(2):
+        np.subtract.at(buf, (np.array([0, 1, 0]), np.array([2, 2, 2])), x[k] * x)  # a 2-D index, repeated
+    return np.sum(buf ** 3)
+
+
 def ufunc_reduce(x):
     return (np.sum(np.add.reduce(x, axis=0) ** 2) + np.multiply.reduce(x.ravel()) + np.sum(
         np.maximum.reduce(x, axis=1)) + np.sum(np.minimum.reduce(x) ** 2))
@@ -453,6 +460,7 @@ PROGRAMS = [
     (row_stack_, "np.array([0.3, -0.7, 1.1]), np.array([0.5, -0.2, 0.9])", False),
     (r_and_c, "np.array([0.3, -0.7, 1.1]), np.array([0.5, -0.2, 0.9])", False),
     (add_at, "np.array([0.3, -0.7, 1.1, 0.4])", False),
+    (subtract_at_in_a_loop, "np.array([0.3, -0.7, 1.1])", False),
     (ufunc_reduce, f"{VECTOR6}.reshape(2, 3)", False),
     (ufunc_accumulate, f"{VECTOR6}.reshape(2, 3)", False),
     (ufunc_outer, "np.array([0.3, -0.7, 1.1]), np.array([0.5, -0.2])", False),

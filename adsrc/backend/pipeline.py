@@ -55,7 +55,8 @@ from .codegen import load, module_source
 RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "written_tangent", "detached", "loop_length", "unpacked",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
-                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate")
+                 "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate",
+                 "ufunc_at")
 
 
 @dataclass(frozen=True)

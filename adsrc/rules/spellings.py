@@ -22,8 +22,12 @@ partial result, and sends the cotangent back through ``f``'s own vjps. A
 function without a rule (a lambda) is refused when the gradient is taken:
 write the loop instead, which adsrc differentiates.
 
-``np.add.at`` writes into its first argument in place, which adsrc refuses
-(frontend/fence.py) with a remedy: ``np.bincount`` or a new array.
+``np.add.at(y, indices, v)`` and ``np.subtract.at`` write into ``y`` in place,
+repeated indices adding up. Into an array the function made (the rules of
+``y[i] = v``, frontend/fence.py), the frontend runs the call as the write
+``y[...] = ufunc_at(np.add, y, indices, v)``: :func:`ufunc_at` does the same
+on a copy, and has the rule (``y``'s cotangent passes through, ``v`` gets
+``g[indices]``). Into an input, or with another ufunc, it is refused.
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..values import add_tangents
 from .registry import defjvp, defvjp, lookup
-from ._util import cast_like, is_array, is_zero, note, zero
+from ._util import cast_like, is_array, is_zero, note, unbroadcast, zero
 
 _NO = np._NoValue
 
@@ -146,6 +150,43 @@ defjvp(np.subtract.outer, lambda t, ans, a, b: _spread(t, ans, a, b, True),
        lambda t, ans, a, b: -_spread(t, ans, a, b, False), piecewise_linear=True)
 note("a with every element of b: the result's shape is a.shape + b.shape",
      lookup(np.multiply.outer), lookup(np.add.outer), lookup(np.subtract.outer))
+
+
+# ---- np.add.at and np.subtract.at, run as a write of a new value ----------------------------------------
+AT_UFUNCS = (np.add, np.subtract)  # the ufuncs whose .at the frontend runs through ufunc_at
+
+
+def ufunc_at(ufunc, a, indices, b):
+    """``ufunc.at(a, indices, b)`` on a copy of ``a``, returned (``np.add.at`` as a function with a rule).
+
+    >>> import numpy as np
+    >>> from adsrc.rules.spellings import ufunc_at
+    >>> ufunc_at(np.add, np.zeros(3), [0, 2, 0], np.array([1.0, 2.0, 3.0]))
+    array([4., 0., 2.])
+    """
+    out = np.array(a, copy=True)
+    ufunc.at(out, indices, b)
+    return out
+
+
+def _at_da(g, ans, ufunc, a, indices, b):
+    return _as_argument(g, a)
+
+
+def _at_db(g, ans, ufunc, a, indices, b):
+    part = np.asarray(g)[indices]  # repeated indices read the same element once each, as .at added it
+    part = part if ufunc is np.add else -part
+    return _as_argument(unbroadcast(part, b), b)
+
+
+def _at_jvp_b(t, ans, ufunc, a, indices, b):
+    return ufunc_at(ufunc, np.zeros(np.shape(ans), dtype=np.result_type(ans, t)), indices, t)
+
+
+defvjp(ufunc_at, None, _at_da, None, _at_db)
+defjvp(ufunc_at, None, lambda t, ans, ufunc, a, indices, b: t, None, _at_jvp_b, piecewise_linear=True)
+note("np.add.at(y, indices, v) and np.subtract.at into an array the function made, run as the write "
+     "y[...] = ufunc_at(np.add, y, indices, v); repeated indices add up", lookup(ufunc_at))
 
 
 # ---- functools.reduce(f, seq[, initial]) with a primitive f ---------------------------------------
