@@ -9,11 +9,16 @@
 * ``np.float64(x)``: the cast; the contribution keeps the argument's dtype.
   (``np.float32(x)`` has no rule: rounding to float32 is not differentiable
   in float64 arithmetic, and cannot be checked by finite differences.)
-* ``np.add.reduce``, ``np.multiply.reduce``, ``np.add.accumulate``,
-  ``np.multiply.accumulate``: sum, prod, cumsum and cumprod along ``axis=0``
-  by default (the rules of those functions); ``np.multiply.outer``,
-  ``np.add.outer``, ``np.subtract.outer``: every element of ``a`` with every
-  element of ``b``, the result of shape ``a.shape + b.shape``.
+* ``np.add.reduce``, ``np.multiply.reduce``, ``np.maximum.reduce``,
+  ``np.minimum.reduce``, ``np.add.accumulate``, ``np.multiply.accumulate``:
+  sum, prod, max, min, cumsum and cumprod along ``axis=0`` by default (the
+  rules of those functions); ``np.maximum.accumulate`` and
+  ``np.minimum.accumulate``: the running extreme, each element's cotangent
+  going to the element that set it; ``ufunc.outer`` for every binary ufunc
+  with a rule: every element of ``a`` with every element of ``b``, the result
+  of shape ``a.shape + b.shape`` (``np.multiply.outer``, ``np.add.outer`` and
+  ``np.subtract.outer`` with rules of their own, the others through their
+  ufunc's rule on ``a`` reshaped to broadcast against ``b``).
 
 ``functools.reduce(f, seq[, initial])`` with ``f`` a primitive that has a
 rule (``operator.add``, ``operator.mul``, ``np.maximum``...) differentiates
@@ -104,6 +109,59 @@ defjvp(np.add.reduce, lambda t, ans, array, axis=0, dtype=None, out=None, keepdi
        np.add.reduce(t, axis, dtype, None, keepdims, where=where), piecewise_linear=True)
 
 
+def _extreme_along_axis0(base):
+    """The vjp (or jvp) of np.max/np.min for maximum.reduce/minimum.reduce (axis 0 by default, a dtype)."""
+    def along(g, ans, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO, where=True):
+        return base(g, ans, array, axis, None, keepdims, initial, _NO if where is True else where)
+    return along
+
+
+for _method, _primitive in ((np.maximum.reduce, np.max), (np.minimum.reduce, np.min)):
+    _rule = lookup(_primitive)
+    defvjp(_method, _extreme_along_axis0(_rule.vjps[0].__wrapped__),
+           name=f"{_method.__self__.__name__}_reduce", module="numpy")
+    defjvp(_method, _extreme_along_axis0(_rule.jvps[0].__wrapped__), piecewise_linear=True)
+    note(f"{_rule.qualname} along axis=0 by default (ties share the cotangent)", lookup(_method))
+
+
+def _running_source(ufunc, array, axis):
+    """For each element of ``ufunc.accumulate(array, axis)`` (maximum or minimum), the position along
+    ``axis`` of the element it equals: the first to reach the running extreme (ties keep the earlier).
+    ``array`` and the positions come back with ``axis`` moved last."""
+    x = np.moveaxis(np.asarray(array), axis, -1)
+    running = ufunc.accumulate(x, axis=-1)
+    previous = np.concatenate([x[..., :1], running[..., :-1]], axis=-1)
+    positions = np.arange(x.shape[-1])
+    new = (positions == 0) | (ufunc(x, previous) != previous)  # strictly beyond the extreme so far
+    return x, np.maximum.accumulate(np.where(new, positions, 0), axis=-1)
+
+
+def _running_extreme_vjp(ufunc):
+    def vjp(g, ans, array, axis=0, dtype=None, out=None):
+        x, source = _running_source(ufunc, array, axis)
+        g = np.moveaxis(np.asarray(g), axis, -1)
+        total = np.zeros(x.shape, dtype=np.result_type(x, g))
+        rows = np.arange(total.size // max(x.shape[-1], 1))[:, None]
+        np.add.at(total.reshape(-1, x.shape[-1]), (rows, source.reshape(-1, x.shape[-1])), g.reshape(-1, x.shape[-1]))
+        return _as_argument(np.moveaxis(total, -1, axis), array)
+    return vjp
+
+
+def _running_extreme_jvp(ufunc):
+    def jvp(t, ans, array, axis=0, dtype=None, out=None):
+        _, source = _running_source(ufunc, array, axis)
+        t = np.moveaxis(np.broadcast_to(t, np.shape(array)), axis, -1)
+        return np.moveaxis(np.take_along_axis(t, source, axis=-1), -1, axis)
+    return jvp
+
+
+for _ufunc in (np.maximum, np.minimum):
+    defvjp(_ufunc.accumulate, _running_extreme_vjp(_ufunc), name=f"{_ufunc.__name__}_accumulate", module="numpy")
+    defjvp(_ufunc.accumulate, _running_extreme_jvp(_ufunc), piecewise_linear=True)
+    note("the running extreme along axis=0 by default: each element's cotangent goes to the element that set it "
+         "(the first to reach it, on ties)", lookup(_ufunc.accumulate))
+
+
 def _outer_axes(a, b):
     return tuple(range(np.ndim(a))), tuple(range(np.ndim(a), np.ndim(a) + np.ndim(b)))
 
@@ -150,6 +208,36 @@ defjvp(np.subtract.outer, lambda t, ans, a, b: _spread(t, ans, a, b, True),
        lambda t, ans, a, b: -_spread(t, ans, a, b, False), piecewise_linear=True)
 note("a with every element of b: the result's shape is a.shape + b.shape",
      lookup(np.multiply.outer), lookup(np.add.outer), lookup(np.subtract.outer))
+
+
+def _outer_operands(a, b):
+    """``a`` shaped ``a.shape + (1,) * b.ndim``, so that ``ufunc(a, b)`` is ``ufunc.outer(a, b)``."""
+    return np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b
+
+
+def _outer_vjp(rule, i):
+    def vjp(g, ans, a, b):
+        spread = _outer_operands(a, b)
+        part = rule.vjps[i](g, ans, *spread)
+        return _as_argument(np.reshape(part, np.shape((a, b)[i])), (a, b)[i])
+    return vjp
+
+
+def _outer_jvp(rule, i):
+    def jvp(t, ans, a, b):
+        spread = _outer_operands(a, b)
+        return rule.jvps[i](_outer_operands(t, b)[0] if i == 0 else t, ans, *spread)
+    return jvp
+
+
+# Every other binary ufunc with a rule: its own rule, on a reshaped to broadcast against b.
+_BINARY = {u for u in vars(np).values() if isinstance(u, np.ufunc) and u.nin == 2 and u.nout == 1 and u.signature is None
+           and lookup(u) is not None and len(lookup(u).vjps) == 2 and None not in lookup(u).jvps}
+for _ufunc in sorted(_BINARY - {np.add, np.subtract, np.multiply}, key=lambda u: u.__name__):
+    _rule = lookup(_ufunc)
+    defvjp(_ufunc.outer, *(_outer_vjp(_rule, i) for i in range(2)), name=f"{_ufunc.__name__}_outer", module="numpy")
+    defjvp(_ufunc.outer, *(_outer_jvp(_rule, i) for i in range(2)), piecewise_linear=_rule.piecewise_linear)
+    note(f"the rule of {_rule.qualname}, every element of a with every element of b", lookup(_ufunc.outer))
 
 
 # ---- np.add.at and np.subtract.at, run as a write of a new value ----------------------------------------
