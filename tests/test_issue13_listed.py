@@ -301,6 +301,10 @@ def operator_functions(x, y):
     return np.sum(total) + operator.matmul(x, y) + np.sum(operator.getitem(x, 1))
 
 
+def function_passed_in(f, x):
+    return np.sum(f(x) * x) + np.sum(np.tanh(f(x)) ** 2)
+
+
 def constructors(x, y):
     rows = tuple(x.reshape(2, 2))
     items = list(np.sin(v) for v in x)
@@ -470,6 +474,7 @@ PROGRAMS = [
     (einsum_ellipsis, f"{MATRIX32}.T, {MATRIX32}", False),
     (einsum_sublist, f"{MATRIX32}.T, {MATRIX32}", False),
     (operator_functions, "np.array([0.3, -0.7, 1.1]), np.array([0.5, -0.2, 0.9])", False),
+    (function_passed_in, "np.sin, np.array([0.3, -0.7, 1.1])", False),
     (constructors, "np.array([0.3, -0.7, 1.1, 0.4]), 0.6", False),
     (scalar_casts, "np.array([0.3, -0.7, 1.1]), 0.6", False),
     (size_one_output, "np.array([0.3, -0.7, 1.1])", False),

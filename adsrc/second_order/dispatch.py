@@ -110,10 +110,9 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     tangents are regrouped the same way)."""
     first, *atoms = args
     plan = fn.plan(first, tuple(atoms), kwargs)
-    if plan.rule is not None:
-        raise NotImplementedError(f"second order through {plan.label} called as a value at {fn.where}; call it "
-                                  f"by its name")
     given = {**dict(enumerate(tangents)), **ktangents}
+    if plan.rule is not None:
+        return _rule_call_site(fn, plan, args, kwargs, given)
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()
     wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
@@ -130,6 +129,30 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
                                          for k, s in enumerate(parts)]))
 
     return (value, pullback), (part(dpair, 0), zero)
+
+
+def _rule_call_site(fn: CallDerivative, plan: Any, args: tuple, kwargs: dict, given: dict) -> tuple[Any, Any]:
+    """The JVP of a call site's adjoint whose callee is a primitive with a rule (``op(x, y)`` for ``op`` bound
+    to ``operator.add``): the rule's jvp gives the value's tangent, and the JVP of each vjp the pullback calls
+    gives the pullback's."""
+    value, _ = fn(*args, **kwargs)  # the first-order call: its refusals (a differentiable keyword)
+    first = args[0]
+    values, sources, keywords = tuple(plan.values()), plan.sources(), plan.constant_keywords()
+    dvalues = tuple(fn.parameter_tangents(plan, first, given))
+    _, dvalue = _rule_call(plan.rule, plan.rule_function, dvalues, {}, values, keywords, ans=value)
+    active = [i for i, s in enumerate(sources) if fn.active(s)]
+
+    @jvp_function
+    def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
+        dg = tangents[0] if tangents else zero
+        parts, dparts = [], []
+        for i in active:
+            d, dd = call(plan.rule.vjps[i], (dg, dvalue, *dvalues), {}, g, value, *values, **keywords)
+            parts.append((sources[i], unthunk(d)))
+            dparts.append((sources[i], dd))
+        return fn.gather(first, (), parts), fn.gather(first, (), dparts)
+
+    return (value, pullback), (dvalue, zero)
 
 
 def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
