@@ -310,8 +310,9 @@ def constructors(x, y):
     items = list(np.sin(v) for v in x)
     named = dict(a=x, b=y)
     pairs = dict(zip(["p", "q"], [y, x[1]]))
+    replaced = dict([("p", y * y), ("q", x[0])], q=2.0)  # the keyword replaces q's pair: x[0] is not read
     return np.sum(rows[0] * rows[1]) + sum(items) + np.sum(named["a"] * named["b"]) + pairs["p"] * pairs["q"] + sum(
-        tuple([y, y * y])) + sum(list(x))
+        tuple([y, y * y])) + sum(list(x)) + replaced["p"] * replaced["q"]
 
 
 def scalar_casts(x, y):

@@ -448,6 +448,9 @@ class ANF(CalleeResolver):
         obj = self.resolve_callee(func)
         label = _source_of(func)
         spread = any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        if obj is dict and not node.args and node.keywords and all(k.arg is not None for k in node.keywords):
+            literal = gast.Dict(keys=[const(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
+            return self.primitive(gast.copy_location(literal, node))  # dict(a=x, b=y) is {"a": x, "b": y}
         if obj is None:
             if method and func.attr in _CONTAINER_METHODS:
                 raise NoGradientRule(f"the method .{func.attr}() of a dict, list, tuple or str", self.where(node),
