@@ -311,8 +311,9 @@ def constructors(x, y):
     named = dict(a=x, b=y)
     pairs = dict(zip(["p", "q"], [y, x[1]]))
     replaced = dict([("p", y * y), ("q", x[0])], q=2.0)  # the keyword replaces q's pair: x[0] is not read
+    merged = dict([("a", x[2])], b=y * x[3])
     return np.sum(rows[0] * rows[1]) + sum(items) + np.sum(named["a"] * named["b"]) + pairs["p"] * pairs["q"] + sum(
-        tuple([y, y * y])) + sum(list(x)) + replaced["p"] * replaced["q"]
+        tuple([y, y * y])) + sum(list(x)) + replaced["p"] * replaced["q"] + merged["a"] * merged["b"]
 
 
 def scalar_casts(x, y):

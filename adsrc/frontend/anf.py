@@ -37,6 +37,7 @@ import numpy as np
 
 from ..rules import registry
 from ..rules.assembly import INDEX_TRICKS, index_concatenate
+from ..rules.iterables import DICT_KEYWORDS, dict_with
 from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
 from .desugar import builtin_name
@@ -451,6 +452,13 @@ class ANF(CalleeResolver):
         if obj is dict and not node.args and node.keywords and all(k.arg is not None for k in node.keywords):
             literal = gast.Dict(keys=[const(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
             return self.primitive(gast.copy_location(literal, node))  # dict(a=x, b=y) is {"a": x, "b": y}
+        if obj is dict and len(node.args) == 1 and not spread and 0 < len(node.keywords) <= DICT_KEYWORDS \
+                and any(self.is_varied(k.value) for k in node.keywords):
+            # dict(pairs, a=x): dict_with(pairs, ("a",), x), which gives the keywords' values gradients
+            args = [self.expr(node.args[0]), const(tuple(k.arg for k in node.keywords))]
+            args += [self.expr(k.value) for k in node.keywords]
+            return (gast.Call(func=name(self.runtime["dict_with"]), args=args, keywords=[]),
+                    self.rule(dict_with, args, node))
         if obj is None:
             if method and func.attr in _CONTAINER_METHODS:
                 raise NoGradientRule(f"the method .{func.attr}() of a dict, list, tuple or str", self.where(node),

@@ -200,7 +200,7 @@ COMPLEX_RULES.append(builtins.getattr)  # a field of a structure: structural, as
 COMPLEX_RULES += [f for f in (np.linalg.norm, getattr(np.linalg, "vector_norm", None),
                               getattr(np.linalg, "matrix_norm", None)) if f is not None]  # |x_i| as abs
 # Python's containers and a dict's views: they move values, whatever their type
-COMPLEX_RULES += [builtins.list, builtins.tuple, builtins.dict, _iterables.unpacked, _iterables.dict_values,
+COMPLEX_RULES += [builtins.list, builtins.tuple, builtins.dict, _iterables.dict_with, _iterables.unpacked, _iterables.dict_values,
                   _iterables.dict_items, _iterables.dict_get]
 
 allow_complex(*COMPLEX_RULES)

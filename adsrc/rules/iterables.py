@@ -101,6 +101,39 @@ def _dict_jvp(t, ans, pairs, **given):
 defvjp(builtins.dict, _dict_dpairs)
 defjvp(builtins.dict, _dict_jvp, piecewise_linear=True)
 
+DICT_KEYWORDS = 8  # differentiable keywords of dict(pairs, a=x, ...) a rule takes
+
+
+def dict_with(pairs, names, *values):
+    """``dict(pairs, **dict(zip(names, values)))``: the frontend runs ``dict(pairs, a=x)`` with a
+    differentiated keyword as ``dict_with(pairs, ("a",), x)``, so that the keywords' values get gradients.
+
+    >>> dict_with([("a", 1.0), ("b", 2.0)], ("b",), 3.0)
+    {'a': 1.0, 'b': 3.0}
+    """
+    return dict(pairs, **dict(zip(names, values)))
+
+
+def _dict_with_dpairs(g, ans, pairs, names, *values):
+    return _dict_dpairs(g, ans, pairs, **dict.fromkeys(names))
+
+
+def _dict_with_dvalue(i):
+    def vjp(g, ans, pairs, names, *values):
+        return part(g, names[i - 2])
+    return vjp
+
+
+def _dict_with_jvp_value(i):
+    def jvp(t, ans, pairs, names, *values):
+        return TangentDict({names[i - 2]: t})
+    return jvp
+
+
+defvjp(dict_with, _dict_with_dpairs, None, *(_dict_with_dvalue(i) for i in range(2, 2 + DICT_KEYWORDS)))
+defjvp(dict_with, lambda t, ans, pairs, names, *values: _dict_jvp(t, ans, pairs, **dict.fromkeys(names)), None,
+       *(_dict_with_jvp_value(i) for i in range(2, 2 + DICT_KEYWORDS)), piecewise_linear=True)
+
 
 # ---- a, b = value: what Python's unpacking iterates -----------------------------------------
 def unpacked(value, count, where=""):
