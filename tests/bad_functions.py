@@ -298,8 +298,21 @@ def copyto(x):
 def ufunc_at(x):
     ran("ufunc_at")
     y = x * 1.0
-    np.add.at(y, [0], 1.0)  # expect: UnsupportedSyntax: np.add.at
+    np.multiply.at(y, [0], 2.0)  # expect: UnsupportedSyntax: np.multiply.at
     return np.sum(y)
+
+
+def add_at_into_input(x):
+    ran("add_at_into_input")
+    np.add.at(x, [0], 1.0)  # expect: UnsupportedSyntax: np.add.at into an array not created in this function
+    return np.sum(x)
+
+
+def add_at_as_value(x):
+    ran("add_at_as_value")
+    y = x * 1.0
+    z = np.add.at(y, [0], 1.0)  # expect: UnsupportedSyntax: np.add.at into an array not created
+    return np.sum(y) + z
 
 
 def shuffle(x):

@@ -199,6 +199,23 @@ def _spellings():
     })
     outer = [C(arr(3), arr(2)), C(arr(2, 2), arr(3)), C(flt(), arr(3)), C(arr(3), flt()), C(arr(2), arr(2, 2))]
     out.update({"numpy.multiply_outer": outer, "numpy.add_outer": outer, "numpy.subtract_outer": outer})
+    from rule_samples import pflt, pos
+
+    specs = {"arctan2": (arr, nonzero, pflt), "divide": (arr, nonzero, pflt), "float_power": (pos, arr, flt),
+             "power": (pos, arr, flt), "fmod": (arr, pos, pflt), "remainder": (arr, pos, pflt),
+             "hypot": (nonzero, nonzero, pflt)}
+    for ufunc in ("arctan2", "divide", "float_power", "fmax", "fmin", "fmod", "hypot", "logaddexp", "logaddexp2",
+                  "maximum", "minimum", "nextafter", "power", "remainder"):
+        sx, sy, scalar = specs.get(ufunc, (arr, arr, flt))
+        out[f"numpy.{ufunc}_outer"] = [C(sx(3), sy(2)), C(sx(2, 2), sy(3)), C(sx(), sy(3)), C(sx(3), scalar()),
+                                       C(sx(2), sy(2, 2))]
+    for extreme in ("maximum", "minimum"):
+        out[f"numpy.{extreme}_reduce"] = [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(2, 3, 4), (0, 2), keepdims=True),
+                                          C(arr(3, 4), None), C(arr(3))]
+        out[f"numpy.{extreme}_accumulate"] = [C(arr(3, 4)), C(arr(3, 4), 1), C(arr(5)), C(arr(2, 3, 4), 2)]
+    out["adsrc.rules.spellings.ufunc_at"] = [
+        C(np.add, arr(4), np.array([0, 2, 0]), arr(3)), C(np.subtract, arr(2, 3), (np.array([0, 1, 0]), np.array([2, 2, 1])), arr(3)),
+        C(np.add, arr(3), 1, flt()), C(np.add, arr(3, 2), [1, 1], arr(2)), C(np.subtract, arr(4), slice(1, 3), arr(2))]
     import operator
 
     out["functools.reduce"] = [

@@ -325,7 +325,7 @@ SAMPLES: dict[str, list[Case]] = {
     "builtins.list": [C(arr(3, 2)), C([arr(2), flt()]), C((flt(), arr(3))), C([flt()])],
     "builtins.tuple": [C(arr(4)), C([flt(), arr(2, 2)])],
     "builtins.dict": [C([("a", flt()), ("b", arr(2))]), C([("a", flt()), ("b", arr(2)), ("a", flt())]),
-                      C({"a": flt(), "b": arr(3)})],
+                      C({"a": flt(), "b": arr(3)}), C([("a", flt()), ("b", arr(2))], b=2.0), C({"a": arr(2), "c": flt()}, a=1.0)],
     "adsrc.rules.iterables.dict_with": [C([("a", flt()), ("b", arr(2))], {"b": arr(2), "c": flt()}),
                                         C({"a": flt(), "b": arr(3)}, {"c": arr(2)}), C((), {"a": arr(3)})],
     "adsrc.rules.iterables.unpacked": [C(arr(3, 2), 3), C([flt(), arr(2)], 2), C((arr(2), flt(), flt()), 3),

@@ -152,6 +152,10 @@ ERRORS_ON_CUPY_LIKE = {
     "numpy.unique_all", "numpy.unique_counts", "numpy.unique_inverse",
     "adsrc.rules.iterables.unpacked", "builtins.list", "builtins.tuple",  # refuse iterating an unknown array type
     "functools.reduce", "numpy.absolute", "numpy.angle", "numpy.fft.hfft", "numpy.fft.irfft", "numpy.fft.irfft2", "numpy.fft.irfftn",
+    # ufunc.outer through the ufunc's rule, which makes NumPy arrays for a 0-d operand
+    "numpy.arctan2_outer", "numpy.float_power_outer", "numpy.fmax_outer", "numpy.fmin_outer", "numpy.fmod_outer",
+    "numpy.hypot_outer", "numpy.logaddexp2_outer", "numpy.logaddexp_outer", "numpy.maximum_outer", "numpy.minimum_outer",
+    "numpy.power_outer", "numpy.remainder_outer",
 }
 # np.full(shape, v) does not dispatch on v: for an array type without __array__ (DuckArray, unlike CuPy and
 # Dask) NumPy builds an object array, whose gradient adsrc does not define. Not a rule of CuPy's concern.

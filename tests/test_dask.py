@@ -312,6 +312,11 @@ COMPUTES_ITS_INPUTS = {
     "numpy.polyder", "numpy.polyfit", "numpy.polyint", "numpy.polysub", "numpy.polyval", "numpy.quantile",
     "numpy.resize", "numpy.sliding_window_view", "numpy.trapezoid", "numpy.unique_all", "numpy.unique_counts",
     "numpy.unique_inverse", "numpy.unique_values", "numpy.vander",
+    "adsrc.rules.spellings.ufunc_at",  # np.add.at into a NumPy array; a Python float's contribution is a float
+    # ufunc.outer through the ufunc's rule: a Python float operand's contribution is a float
+    "numpy.arctan2_outer", "numpy.divide_outer", "numpy.float_power_outer", "numpy.fmax_outer", "numpy.fmin_outer",
+    "numpy.fmod_outer", "numpy.hypot_outer", "numpy.logaddexp2_outer", "numpy.logaddexp_outer", "numpy.maximum_outer",
+    "numpy.minimum_outer", "numpy.nextafter_outer", "numpy.power_outer", "numpy.remainder_outer",
 }
 
 

@@ -56,7 +56,7 @@ RUNTIME_NAMES = ("Thunk", "accumulate", "unthunk", "zero", "part", "drop_last", 
                  "written_part", "cleared", "written_tangent", "detached", "loop_length", "unpacked",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
                  "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate",
-                 "dict_with")
+                 "ufunc_at", "dict_with")
 
 
 @dataclass(frozen=True)

@@ -139,13 +139,13 @@ def argument_label(prim: Prim, index: int) -> str:
     are indexed by, and the parameter's name where it is known."""
     label = prim.names.get(index)
     if label is None and prim.rule is not None:
-        params = _positional_parameters(prim.rule.func)
+        params = positional_parameters(prim.rule.func)
         if params is not None and index < len(params):
             label = params[index].name
     return f"argument {index}" + (f" ({label!r})" if label else "")
 
 
-def _positional_parameters(func: Any) -> list[inspect.Parameter] | None:
+def positional_parameters(func: Any) -> list[inspect.Parameter] | None:
     """The parameters of ``func`` that a call can fill by position (up to ``*args``), or None
     when its signature cannot be read. A rule may declare them (``rule.extra["signature"]``) for
     a primitive whose own signature is ``(*args, **kwds)``, such as ``scipy.stats.norm.logpdf``."""
@@ -449,6 +449,9 @@ class ANF(CalleeResolver):
         obj = self.resolve_callee(func)
         label = _source_of(func)
         spread = any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        if obj is dict and not node.args and node.keywords and all(k.arg is not None for k in node.keywords):
+            literal = gast.Dict(keys=[const(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
+            return self.primitive(gast.copy_location(literal, node))  # dict(a=x, b=y) is {"a": x, "b": y}
         if obj is None:
             if method and func.attr in _CONTAINER_METHODS:
                 raise NoGradientRule(f"the method .{func.attr}() of a dict, list, tuple or str", self.where(node),
@@ -611,13 +614,13 @@ class ANF(CalleeResolver):
             if k.arg is None:
                 raise refuse(varied[0] if varied[0].arg is not None else k,
                              "its position is not known beside a **mapping")
-        params = _positional_parameters(func)
+        params = positional_parameters(func)
         if params is None:
             raise refuse(varied[0], f"the signature of {label} cannot be read to find its position")
         # Where each keyword goes: the parameter of that name (a method's own name first: ``x.clip(min=)``
         # is np.clip's a_min; obj.name(*args) differentiates as func(obj, *args)).
         position = {p.name: i for i, p in enumerate(params) if p.kind is p.POSITIONAL_OR_KEYWORD}
-        own = _positional_parameters(getattr(np.ndarray, method, None)) if method else None
+        own = positional_parameters(getattr(np.ndarray, method, None)) if method else None
         for i, p in enumerate(own or ()):
             if i and p.kind is p.POSITIONAL_OR_KEYWORD:
                 position[p.name] = i

@@ -45,11 +45,13 @@ import copy
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..rules.spellings import ufunc_at
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.contexts import lower_with
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
-from .aliasing import Aliasing
+from .aliasing import Aliasing, local_names
 from .assignments import flatten_assignments
+from .fence import ufunc_at_call
 from .inline import inline_local_functions
 from .loops import LoopLowering, _names_in
 from .parse import _MISSING, Parsed
@@ -438,6 +440,25 @@ class Desugar(LoopLowering):
                 if isinstance(child, gast.FunctionDef) and child.name in mapping:
                     child.name = mapping[child.name]
 
+    def ufunc_at_writes(self, stmts: list[gast.stmt], locals_: set[str] | None = None) -> list[gast.stmt]:
+        """``np.add.at(y, i, v)`` (or np.subtract.at), which the fence let through into an array made here,
+        becomes the write ``y[...] = ufunc_at(np.add, y, i, v)``: the same elements written in place, through
+        a function with a rule (rules/spellings.py), so that the rules of writes apply."""
+        helper = self.runtime.get("ufunc_at")
+        locals_ = local_names(self.parsed) if locals_ is None else locals_
+        out = []
+        for stmt in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                    setattr(stmt, field, self.ufunc_at_writes(getattr(stmt, field), locals_))
+            if helper is not None and ufunc_at_call(stmt, self.parsed, locals_) is not None:
+                target, index, value = stmt.value.args
+                write = gast.Subscript(value=name(target.id), slice=const(Ellipsis), ctx=gast.Store())
+                stmt = assign(write, call(helper, stmt.value.func.value, target, index, value), like=stmt)
+                self.parsed.closure[helper] = ufunc_at
+            out.append(stmt)
+        return out
+
     def run(self, node: gast.FunctionDef) -> gast.FunctionDef:
         self.rename_shadowing_locals(node)
         self._all_names = _names_in(node.body) | _names_in([node.args])
@@ -449,6 +470,7 @@ class Desugar(LoopLowering):
         body = self.lower_loops(body)
         body = flatten_assignments(body, self.namer, self.parsed)
         self.check_unpacking(body)
+        body = self.ufunc_at_writes(body)
         body = self.convert_returns(body, 0)
         body = self.normalize_jumps(body)
         body = self.single_exit(body)

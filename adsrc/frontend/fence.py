@@ -9,7 +9,7 @@ Besides syntax, the fence rejects calls that would change an object behind the
 compiler's back, since gradients would then be silently wrong: ``setattr`` and
 ``delattr``, ``exec`` and ``eval``, methods that mutate their object
 (``xs.append(v)``, ``a.fill(0)``, ``a.sort()``, ``obj.__setitem__(...)``),
-NumPy functions that write into an argument (``np.copyto``, ``np.add.at``, ...)
+NumPy functions that write into an argument (``np.copyto``, ``np.multiply.at``, ...)
 and any ``out`` argument, by keyword or by position (``np.exp(y, y)``). Such a
 method or function is refused in any use, not only in a direct call
 (``fill = y.fill``, ``getattr(y, "sort")``), as is ``getattr`` with a name that
@@ -18,6 +18,9 @@ attribute (``np.sum``): bound to a local name (``xp = np``), its functions
 would be taken for methods of a value. A name the function assigns itself is
 never taken for the builtin or global of the same name.
 
+``np.add.at(y, indices, v)`` and ``np.subtract.at`` are writes into ``y``:
+accepted as a statement where ``y[i] = v`` would be, into an array the
+function made (desugar.py runs them as such a write), refused otherwise.
 Which local arrays may be written and which lists may grow (the names no
 other name can see) is aliasing.py's to say. A name defined nowhere (not a
 local, a closure cell, a global or a builtin) raises UndefinedName, a
@@ -39,6 +42,7 @@ import gast
 import numpy as np
 
 from ..errors import UndefinedName, UnsupportedSyntax
+from ..rules.spellings import AT_UFUNCS
 from .aliasing import Aliasing, static_value
 from .parse import _MISSING, Parsed
 
@@ -126,6 +130,11 @@ class SyntaxFence(gast.NodeVisitor):
 
     def visit_Expr(self, node: gast.Expr) -> None:
         call = node.value
+        if ufunc_at_call(node, self.parsed, self.locals) is not None \
+                and call.args[0].id in self.aliasing.writable_arrays():
+            for arg in call.args:
+                self.visit(arg)
+            return
         if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
                 and isinstance(call.func.value, gast.Name) and len(call.args) == 1 and not call.keywords:
             if call.func.value.id in self.aliasing.growable_lists():
@@ -482,6 +491,13 @@ class SyntaxFence(gast.NodeVisitor):
         label = _INPLACE_FUNCTIONS.get(id(target)) if target is not _MISSING else None
         if label is not None:
             self.fail(node, f"the in-place function {label}", "it writes into its argument; build a new value instead")
+        if isinstance(func, gast.Attribute) and any(getattr(target, "__self__", None) is u for u in AT_UFUNCS) \
+                and func.attr == "at":
+            self.fail(node, f"{_dotted(func)} into an array not created in this function (or given a second name, "
+                      f"or used as a value)", "it writes into its first argument, as y[i] = v does, which adsrc runs "
+                      "only on an array made here: copy it first (y = y.copy()) and write into the copy, or build a "
+                      "new array (np.add.at(out, idx, v) into a 1-D out is out = out + np.bincount(idx, weights=v, "
+                      "minlength=len(out)))")
         if isinstance(func, gast.Attribute) and isinstance(getattr(target, "__self__", None), np.ufunc) \
                 and func.attr == "at":
             self.fail(node, f"the in-place function {_dotted(func)}",
@@ -566,6 +582,19 @@ def _values_in(value: gast.AST):
         for item in child if isinstance(child, list) else [child]:
             if isinstance(item, gast.AST):
                 yield from _values_in(item)
+
+
+def ufunc_at_call(stmt: gast.stmt, parsed: Parsed, locals_: set[str]) -> np.ufunc | None:
+    """The ufunc of a statement ``np.add.at(y, indices, v)`` or ``np.subtract.at(...)`` (three positional
+    arguments, ``y`` a name), which the frontend runs as a write into ``y``; else None."""
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+        return None
+    call, func = stmt.value, stmt.value.func
+    if not (isinstance(func, gast.Attribute) and func.attr == "at" and len(call.args) == 3 and not call.keywords
+            and isinstance(call.args[0], gast.Name) and not any(isinstance(a, gast.Starred) for a in call.args)):
+        return None
+    ufunc = static_value(parsed, locals_, func.value)
+    return ufunc if any(ufunc is u for u in AT_UFUNCS) else None
 
 
 def _qualified(obj: object) -> str:

@@ -82,25 +82,26 @@ def _last_positions(keys: list) -> dict:
     return {k: i for i, k in enumerate(keys)}
 
 
-def _dict_dpairs(g, ans, pairs):
+def _dict_dpairs(g, ans, pairs, **given):
+    """``dict(pairs, **given)``: each key's last pair gets its cotangent, unless a keyword replaced it."""
     if isinstance(pairs, dict):
-        return TangentDict(g) if not is_zero(g) else zero
+        return TangentDict({k: zero if k in given else part(g, k) for k in pairs}) if not is_zero(g) else zero
     keys = [k for k, _ in pairs]
     last = _last_positions(keys)
-    return TangentList([TangentTuple((zero, part(g, k) if last[k] == i else zero)) for i, k in enumerate(keys)])
+    return TangentList([TangentTuple((zero, part(g, k) if last[k] == i and k not in given else zero))
+                        for i, k in enumerate(keys)])
 
 
-def _dict_jvp(t, ans, pairs):
+def _dict_jvp(t, ans, pairs, **given):
     if is_zero(t):
         return zero
     if isinstance(pairs, dict):
-        return TangentDict(t)
-    return TangentDict((k, part(ti, 1)) for (k, _), ti in zip(pairs, t))
+        return TangentDict({k: part(t, k) for k in pairs if k not in given})
+    return TangentDict((k, part(ti, 1)) for (k, _), ti in zip(pairs, t) if k not in given)
 
 
 defvjp(builtins.dict, _dict_dpairs)
 defjvp(builtins.dict, _dict_jvp, piecewise_linear=True)
-
 
 def dict_with(pairs, entries):
     """``dict(pairs, **entries)``: what ``dict(pairs, b=x)`` differentiates as (a rule differentiates

@@ -11,11 +11,16 @@
   its tangent have the dtype NumPy gives, the contribution keeps the
   argument's dtype. (A cast to an integer type, ``np.int64(x)``, has no
   gradient, as ``int(x)``: nondiff.py.)
-* ``np.add.reduce``, ``np.multiply.reduce``, ``np.add.accumulate``,
-  ``np.multiply.accumulate``: sum, prod, cumsum and cumprod along ``axis=0``
-  by default (the rules of those functions); ``np.multiply.outer``,
-  ``np.add.outer``, ``np.subtract.outer``: every element of ``a`` with every
-  element of ``b``, the result of shape ``a.shape + b.shape``.
+* ``np.add.reduce``, ``np.multiply.reduce``, ``np.maximum.reduce``,
+  ``np.minimum.reduce``, ``np.add.accumulate``, ``np.multiply.accumulate``:
+  sum, prod, max, min, cumsum and cumprod along ``axis=0`` by default (the
+  rules of those functions); ``np.maximum.accumulate`` and
+  ``np.minimum.accumulate``: the running extreme, each element's cotangent
+  going to the element that set it; ``ufunc.outer`` for every binary ufunc
+  with a rule: every element of ``a`` with every element of ``b``, the result
+  of shape ``a.shape + b.shape`` (``np.multiply.outer``, ``np.add.outer`` and
+  ``np.subtract.outer`` with rules of their own, the others through their
+  ufunc's rule on ``a`` reshaped to broadcast against ``b``).
 
 ``functools.reduce(f, seq[, initial])`` with ``f`` a primitive that has a
 rule (``operator.add``, ``operator.mul``, ``np.maximum``...) differentiates
@@ -24,8 +29,12 @@ partial result, and sends the cotangent back through ``f``'s own vjps. A
 function without a rule (a lambda) is refused when the gradient is taken:
 write the loop instead, which adsrc differentiates.
 
-``np.add.at`` writes into its first argument in place, which adsrc refuses
-(frontend/fence.py) with a remedy: ``np.bincount`` or a new array.
+``np.add.at(y, indices, v)`` and ``np.subtract.at`` write into ``y`` in place,
+repeated indices adding up. Into an array the function made (the rules of
+``y[i] = v``, frontend/fence.py), the frontend runs the call as the write
+``y[...] = ufunc_at(np.add, y, indices, v)``: :func:`ufunc_at` does the same
+on a copy, and has the rule (``y``'s cotangent passes through, ``v`` gets
+``g[indices]``). Into an input, or with another ufunc, it is refused.
 """
 from __future__ import annotations
 
@@ -38,7 +47,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..values import add_tangents
 from .registry import defjvp, defvjp, lookup
-from ._util import cast_like, is_array, is_zero, note, zero
+from ._util import cast_like, is_array, is_zero, note, unbroadcast, zero
 
 _NO = np._NoValue
 
@@ -112,6 +121,59 @@ defjvp(np.add.reduce, lambda t, ans, array, axis=0, dtype=None, out=None, keepdi
        np.add.reduce(t, axis, dtype, None, keepdims, where=where), piecewise_linear=True)
 
 
+def _extreme_along_axis0(base):
+    """The vjp (or jvp) of np.max/np.min for maximum.reduce/minimum.reduce (axis 0 by default, a dtype)."""
+    def along(g, ans, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO, where=True):
+        return base(g, ans, array, axis, None, keepdims, initial, _NO if where is True else where)
+    return along
+
+
+for _method, _primitive in ((np.maximum.reduce, np.max), (np.minimum.reduce, np.min)):
+    _rule = lookup(_primitive)
+    defvjp(_method, _extreme_along_axis0(_rule.vjps[0].__wrapped__),
+           name=f"{_method.__self__.__name__}_reduce", module="numpy")
+    defjvp(_method, _extreme_along_axis0(_rule.jvps[0].__wrapped__), piecewise_linear=True)
+    note(f"{_rule.qualname} along axis=0 by default (ties share the cotangent)", lookup(_method))
+
+
+def _running_source(ufunc, array, axis):
+    """For each element of ``ufunc.accumulate(array, axis)`` (maximum or minimum), the position along
+    ``axis`` of the element it equals: the first to reach the running extreme (ties keep the earlier).
+    ``array`` and the positions come back with ``axis`` moved last."""
+    x = np.moveaxis(np.asarray(array), axis, -1)
+    running = ufunc.accumulate(x, axis=-1)
+    previous = np.concatenate([x[..., :1], running[..., :-1]], axis=-1)
+    positions = np.arange(x.shape[-1])
+    new = (positions == 0) | (ufunc(x, previous) != previous)  # strictly beyond the extreme so far
+    return x, np.maximum.accumulate(np.where(new, positions, 0), axis=-1)
+
+
+def _running_extreme_vjp(ufunc):
+    def vjp(g, ans, array, axis=0, dtype=None, out=None):
+        x, source = _running_source(ufunc, array, axis)
+        g = np.moveaxis(np.asarray(g), axis, -1)
+        total = np.zeros(x.shape, dtype=np.result_type(x, g))
+        rows = np.arange(total.size // max(x.shape[-1], 1))[:, None]
+        np.add.at(total.reshape(-1, x.shape[-1]), (rows, source.reshape(-1, x.shape[-1])), g.reshape(-1, x.shape[-1]))
+        return _as_argument(np.moveaxis(total, -1, axis), array)
+    return vjp
+
+
+def _running_extreme_jvp(ufunc):
+    def jvp(t, ans, array, axis=0, dtype=None, out=None):
+        _, source = _running_source(ufunc, array, axis)
+        t = np.moveaxis(np.broadcast_to(t, np.shape(array)), axis, -1)
+        return np.moveaxis(np.take_along_axis(t, source, axis=-1), -1, axis)
+    return jvp
+
+
+for _ufunc in (np.maximum, np.minimum):
+    defvjp(_ufunc.accumulate, _running_extreme_vjp(_ufunc), name=f"{_ufunc.__name__}_accumulate", module="numpy")
+    defjvp(_ufunc.accumulate, _running_extreme_jvp(_ufunc), piecewise_linear=True)
+    note("the running extreme along axis=0 by default: each element's cotangent goes to the element that set it "
+         "(the first to reach it, on ties)", lookup(_ufunc.accumulate))
+
+
 def _outer_axes(a, b):
     return tuple(range(np.ndim(a))), tuple(range(np.ndim(a), np.ndim(a) + np.ndim(b)))
 
@@ -158,6 +220,73 @@ defjvp(np.subtract.outer, lambda t, ans, a, b: _spread(t, ans, a, b, True),
        lambda t, ans, a, b: -_spread(t, ans, a, b, False), piecewise_linear=True)
 note("a with every element of b: the result's shape is a.shape + b.shape",
      lookup(np.multiply.outer), lookup(np.add.outer), lookup(np.subtract.outer))
+
+
+def _outer_operands(a, b):
+    """``a`` shaped ``a.shape + (1,) * b.ndim``, so that ``ufunc(a, b)`` is ``ufunc.outer(a, b)``."""
+    return np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b
+
+
+def _outer_vjp(rule, i):
+    def vjp(g, ans, a, b):
+        spread = _outer_operands(a, b)
+        part = rule.vjps[i](g, ans, *spread)
+        return _as_argument(np.reshape(part, np.shape((a, b)[i])), (a, b)[i])
+    return vjp
+
+
+def _outer_jvp(rule, i):
+    def jvp(t, ans, a, b):
+        spread = _outer_operands(a, b)
+        return rule.jvps[i](_outer_operands(t, b)[0] if i == 0 else t, ans, *spread)
+    return jvp
+
+
+# Every other binary ufunc with a rule: its own rule, on a reshaped to broadcast against b.
+_BINARY = {u for u in vars(np).values() if isinstance(u, np.ufunc) and u.nin == 2 and u.nout == 1 and u.signature is None
+           and lookup(u) is not None and len(lookup(u).vjps) == 2 and None not in lookup(u).jvps}
+for _ufunc in sorted(_BINARY - {np.add, np.subtract, np.multiply}, key=lambda u: u.__name__):
+    _rule = lookup(_ufunc)
+    defvjp(_ufunc.outer, *(_outer_vjp(_rule, i) for i in range(2)), name=f"{_ufunc.__name__}_outer", module="numpy")
+    defjvp(_ufunc.outer, *(_outer_jvp(_rule, i) for i in range(2)), piecewise_linear=_rule.piecewise_linear)
+    note(f"the rule of {_rule.qualname}, every element of a with every element of b", lookup(_ufunc.outer))
+
+
+# ---- np.add.at and np.subtract.at, run as a write of a new value ----------------------------------------
+AT_UFUNCS = (np.add, np.subtract)  # the ufuncs whose .at the frontend runs through ufunc_at
+
+
+def ufunc_at(ufunc, a, indices, b):
+    """``ufunc.at(a, indices, b)`` on a copy of ``a``, returned (``np.add.at`` as a function with a rule).
+
+    >>> import numpy as np
+    >>> from adsrc.rules.spellings import ufunc_at
+    >>> ufunc_at(np.add, np.zeros(3), [0, 2, 0], np.array([1.0, 2.0, 3.0]))
+    array([4., 0., 2.])
+    """
+    out = np.array(a, copy=True)
+    ufunc.at(out, indices, b)
+    return out
+
+
+def _at_da(g, ans, ufunc, a, indices, b):
+    return _as_argument(g, a)
+
+
+def _at_db(g, ans, ufunc, a, indices, b):
+    part = np.asarray(g)[indices]  # repeated indices read the same element once each, as .at added it
+    part = part if ufunc is np.add else -part
+    return _as_argument(unbroadcast(part, b), b)
+
+
+def _at_jvp_b(t, ans, ufunc, a, indices, b):
+    return ufunc_at(ufunc, np.zeros(np.shape(ans), dtype=np.result_type(ans, t)), indices, t)
+
+
+defvjp(ufunc_at, None, _at_da, None, _at_db)
+defjvp(ufunc_at, None, lambda t, ans, ufunc, a, indices, b: t, None, _at_jvp_b, piecewise_linear=True)
+note("np.add.at(y, indices, v) and np.subtract.at into an array the function made, run as the write "
+     "y[...] = ufunc_at(np.add, y, indices, v); repeated indices add up", lookup(ufunc_at))
 
 
 # ---- functools.reduce(f, seq[, initial]) with a primitive f ---------------------------------------

@@ -47,6 +47,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
     unary, unpack, vararg_tangents, zero, _all_zero,
 )
 from ..backend.pipeline import EAGER, compile
+from ..frontend.anf import positional_parameters
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg
 from ..rules.iterables import dict_with
@@ -211,7 +212,9 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False)
     ``args[0]`` that the rule's primitive differentiates, called without it."""
     ans = fn(*args[1:], **kwargs) if bound else fn(*args, **kwargs)
     if not all(is_zero_tree(t) for t in ktangents.values()):
-        raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+        if bound:
+            raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+        tangents, args, kwargs = _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs)
     return ans, _rule_tangent(rule, tangents, ans, args, kwargs)
 
 
@@ -228,6 +231,32 @@ def _rule_tangent(rule, tangents, ans, args, kwargs) -> Any:
             continue  # an index, a shape, a condition: no tangent
         total = add_tangents(total, jvp(t, ans, *args, **kwargs))
     return total
+
+
+def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[tuple, tuple, dict]:
+    """A rule differentiates positional arguments: bind each keyword that carries a tangent to its
+    parameter's position (``norm.pdf(x, loc=mu)`` -> ``(x, mu)``), the positions before it filled with the
+    keywords that name them or the parameters' defaults, as the first-order transform does."""
+    params = positional_parameters(fn)
+    varied = [k for k, t in ktangents.items() if not is_zero_tree(t)]
+    position = {p.name: i for i, p in enumerate(params or ()) if p.kind is p.POSITIONAL_OR_KEYWORD}
+    if params is None or any(k not in position or position[k] < len(args) for k in varied):
+        raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument "
+                                  f"({', '.join(varied)}) that has no position of its own: pass it positionally")
+    last = max(position[k] for k in varied)
+    args, kwargs, tangents = list(args), dict(kwargs), list(tangents) + [zero] * (last + 1 - len(tangents))
+    for i in range(len(args), last + 1):
+        param = params[i]
+        if param.name in kwargs:
+            args.append(kwargs.pop(param.name))
+            tangents[i] = ktangents.get(param.name, zero)
+            continue
+        default = None if param.default is np._NoValue else param.default  # NumPy's "not given"
+        if default is param.empty:
+            raise NotImplementedError(f"forward mode through {rule.name}: the argument {param.name!r} before a "
+                                      f"differentiable keyword argument has no default")
+        args.append(default)
+    return tuple(tangents), tuple(args), kwargs
 
 
 def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
