@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as linalg
 
+from ..errors import InvalidArgument
 from ._tangent import multilinear
 from .registry import allow_complex, defjvp, defvjp, lookup
 from ._util import cast_like, note
@@ -31,31 +32,73 @@ _MODULE = "scipy.linalg"
 
 
 # ---- solve_sylvester and sqrtm ------------------------------------------------------------------
+_GAP = float(np.sqrt(np.finfo(float).eps))  # relative: the accuracy of the eigenvalues of a defective matrix
+
+
+def _sylvester(a, b, q, what):
+    """solve_sylvester(a, b, q), refused where the equation is singular: an eigenvalue of a is minus one of b
+    (to within _GAP of the largest), so that x is not a differentiable function of a, b and q there.
+    SciPy itself returns a value there (LAPACK perturbs the eigenvalues and does not report it)."""
+    from_a, from_b = np.linalg.eigvals(a), np.linalg.eigvals(b)
+    gap = np.min(np.abs(from_a[:, None] + from_b[None, :]))
+    scale = np.max(np.abs(np.concatenate([from_a, from_b])))
+    if not gap > _GAP * scale:
+        raise InvalidArgument(f"scipy.linalg.{what}: the Sylvester equation is singular here (an eigenvalue of a is "
+                              f"minus one of b, to within {_GAP:.1e} relative), so the result has no derivative; "
+                              f"{_REMEDY[what]}")
+    if np.iscomplexobj(a) or np.iscomplexobj(b) or np.iscomplexobj(q):
+        a, b = a + 0j, b + 0j  # SciPy solves correctly when a and b are both complex (see _same_kind)
+    return linalg.solve_sylvester(a, b, q)
+
+
+_REMEDY = {"solve_sylvester": "move a or b so that a and -b share no eigenvalue",
+           "sqrtm": "sqrtm of a singular matrix (a zero eigenvalue) has no derivative: move a away from it"}
+
+
+def _same_kind(a, b, q):
+    """Refuse the mixes of real and complex operands that SciPy's solve_sylvester solves wrongly (SciPy 1.17:
+    residuals of 1e-2 when exactly one of a and b is complex, or when only q is): its value there is not a
+    solution, so no derivative of it would be right."""
+    if np.iscomplexobj(a) != np.iscomplexobj(b) or (np.iscomplexobj(q) and not np.iscomplexobj(a)):
+        raise InvalidArgument("scipy.linalg.solve_sylvester: a mix of real and complex a, b and q, which SciPy "
+                              "solves wrongly (its result does not satisfy a x + x b = q); pass a and b both "
+                              "complex (a + 0j, b + 0j)")
+
+
 def _sylvester_dq(g, ans, a, b, q):
-    return cast_like(linalg.solve_sylvester(_mT(a), _mT(b), g), q)
+    _same_kind(a, b, q)
+    return cast_like(_sylvester(_mT(a), _mT(b), g, "solve_sylvester"), q)
 
 
 def _sylvester_da(g, ans, a, b, q):
-    return cast_like(-linalg.solve_sylvester(_mT(a), _mT(b), g) @ _mT(ans), a)
+    _same_kind(a, b, q)
+    return cast_like(-_sylvester(_mT(a), _mT(b), g, "solve_sylvester") @ _mT(ans), a)
 
 
 def _sylvester_db(g, ans, a, b, q):
-    return cast_like(-_mT(ans) @ linalg.solve_sylvester(_mT(a), _mT(b), g), b)
+    _same_kind(a, b, q)
+    return cast_like(-_mT(ans) @ _sylvester(_mT(a), _mT(b), g, "solve_sylvester"), b)
 
 
 defvjp(linalg.solve_sylvester, _sylvester_da, _sylvester_db, _sylvester_dq, module=_MODULE)
-defjvp(linalg.solve_sylvester,
-       lambda t, ans, a, b, q: linalg.solve_sylvester(a, b, -t @ ans),
-       lambda t, ans, a, b, q: linalg.solve_sylvester(a, b, -ans @ t),
-       lambda t, ans, a, b, q: linalg.solve_sylvester(a, b, t))
+def _sylvester_jvp(position):
+    def jvp(t, ans, a, b, q):
+        _same_kind(a, b, q)
+        moved = -t @ ans if position == 0 else -ans @ t if position == 1 else t
+        return _sylvester(a, b, moved, "solve_sylvester")
+
+    return jvp
+
+
+defjvp(linalg.solve_sylvester, *(_sylvester_jvp(i) for i in range(3)))
 
 
 def _sqrtm_da(g, ans, A, *args, **kwargs):
-    return cast_like(linalg.solve_sylvester(_mT(ans), _mT(ans), g), A)
+    return cast_like(_sylvester(_mT(ans), _mT(ans), g, "sqrtm"), A)
 
 
 defvjp(linalg.sqrtm, _sqrtm_da, module=_MODULE)
-defjvp(linalg.sqrtm, lambda t, ans, A, *args, **kwargs: linalg.solve_sylvester(ans, ans, t))
+defjvp(linalg.sqrtm, lambda t, ans, A, *args, **kwargs: _sylvester(ans, ans, t, "sqrtm"))
 allow_complex(linalg.solve_sylvester, linalg.sqrtm)
 
 

@@ -19,7 +19,9 @@ parameter:
   loc, -z for scale, where z is x standardized); ``logcdf``: the same over
   the cdf, computed as ``exp(logpdf - logcdf)``;
 * ``sf = 1 - cdf`` and ``logsf``: the same with the weight negated (over the
-  sf for logsf);
+  sf for logsf); where the density is infinite (at the edge of the support
+  of chi2 with df < 2, of gamma and beta with a shape below 1), the slope of
+  the cdf and sf is the one-sided slope from outside the support, 0;
 
 so the cdf and sf of t, chi2, gamma and beta have a gradient in x, loc and
 scale, and none in the shape parameters (df, a, b): passing a differentiated
@@ -157,7 +159,14 @@ def _slope(family, kind, i, ans, args, kwargs):
     if kind in ("logcdf", "logsf"):
         log_ratio = log_ratio - ans
     weight = family.weights(*values)[i]
-    return (-weight if kind in ("sf", "logsf") else weight) * np.exp(log_ratio)
+    return (-weight if kind in ("sf", "logsf") else weight) * _finite_density(np.exp(log_ratio))
+
+
+def _finite_density(density):
+    """The density, taken as 0 where it is infinite: at the edge of the support (chi2 with df < 2, gamma or
+    beta with a shape below 1), the slope of the cdf is +inf inside and 0 outside; the rule takes the one
+    that exists, 0 (an infinite slope in x and its opposite in loc would sum to NaN in forward mode)."""
+    return np.where(np.isinf(density), 0.0, density)
 
 
 def _vjp(family, kind, i):
