@@ -56,12 +56,13 @@ _REMEDY = {"solve_sylvester": "move a or b so that a and -b share no eigenvalue"
 
 
 def _same_kind(a, b, q):
-    """Refuse the mixes of real and complex operands that SciPy's solve_sylvester solves wrongly (SciPy 1.17:
-    residuals of 1e-2 when exactly one of a and b is complex, or when only q is): its value there is not a
-    solution, so no derivative of it would be right."""
+    """Refuse the mixes of real and complex operands that SciPy's solve_sylvester may solve wrongly: with
+    exactly one of a and b complex, or only q, it hands the real Schur form of the real matrix (not
+    triangular where it has complex eigenvalues) to the complex LAPACK solver (SciPy 1.17: residuals of
+    0.2). Its value there is not a solution, so no derivative of it would be right."""
     if np.iscomplexobj(a) != np.iscomplexobj(b) or (np.iscomplexobj(q) and not np.iscomplexobj(a)):
         raise InvalidArgument("scipy.linalg.solve_sylvester: a mix of real and complex a, b and q, which SciPy "
-                              "solves wrongly (its result does not satisfy a x + x b = q); pass a and b both "
+                              "may solve wrongly (its result need not satisfy a x + x b = q); pass a and b both "
                               "complex (a + 0j, b + 0j)")
 
 
