@@ -1,5 +1,6 @@
 """scipy.special: logistic, error and normal-distribution functions, gamma and beta functions, Bessel
-functions of order 0 and 1, entropies, incomplete gamma, Box-Cox, xlogy, logsumexp, softmax.
+functions of order 0 and 1 and of any order v, entropies, incomplete gamma and beta, multigammaln,
+Box-Cox, xlogy, logsumexp, softmax.
 
 Imported by ``rules/__init__.py`` only when SciPy is installed (SciPy is an
 optional dependency). SciPy's ufuncs report no module, so each rule is
@@ -14,8 +15,12 @@ their domains, ``xlogy(x, y)`` and ``xlog1py(x, y)`` are 0 for x == 0 whatever
 y is, so their derivative in y is exactly 0 there. ``j1``, ``i1`` and ``i1e`` divide by x
 in their derivative and take its limit 1/2 at x == 0; ``rgamma`` has the slope
 (-1)^n n! at the poles -n of Gamma; ``entr``'s slope is +inf at 0. The
-parameters ``a`` of ``gammainc``/``gammaincc`` and ``lmbda`` of ``boxcox``/
-``inv_boxcox`` have no rule: a varied one is refused at compile time.
+parameters ``a`` of ``gammainc``/``gammaincc``, ``a`` and ``b`` of
+``betainc``/``betaincc``, the order ``v`` (or ``n``) of the Bessel functions
+``jv`` (also spelled ``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``kv``, ``kve``,
+``kn`` and ``lmbda`` of ``boxcox``/``inv_boxcox`` have no rule: a varied one
+is refused at compile time. ``gammasgn`` is piecewise constant (no
+gradient); ``erf`` and ``erfc`` take complex values.
 """
 from __future__ import annotations
 
