@@ -366,3 +366,17 @@ def test_cdf_slope_where_the_density_is_infinite():
     assert adsrc.grad(f, wrt=(0, 1))(1.0, 1.0) == (0.0, 0.0)
     assert adsrc.jvp(f, (1.0, 1.0), (1.0, 1.0))[1] == 0.0
     assert adsrc.grad(f)(1.5, 1.0) == pytest.approx(stats.chi2.pdf(1.5, 1.0, 1.0))
+
+
+def _decay(y, t, rate):
+    return -rate * y
+
+
+def test_odeint_is_refused_with_its_reason():
+    from scipy.integrate import odeint
+
+    def f(rate):
+        return np.sum(odeint(_decay, np.ones(2), np.linspace(0.0, 1.0, 3), (rate,)))
+
+    with pytest.raises(NoGradientRule, match=r"test_scipy.py:\d+:\d+: no gradient rule for odeint.*adjoint ODE"):
+        adsrc.grad(f)(0.5)
