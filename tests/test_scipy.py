@@ -380,3 +380,21 @@ def test_odeint_is_refused_with_its_reason():
 
     with pytest.raises(NoGradientRule, match=r"test_scipy.py:\d+:\d+: no gradient rule for odeint.*adjoint ODE"):
         adsrc.grad(f)(0.5)
+
+
+def test_no_gradient_functions_load_when_scipy_is_imported_after_adsrc(tmp_path):
+    import subprocess
+    import sys
+
+    program = (
+        "import numpy as np, adsrc\n"
+        "import scipy.special as sp\n"
+        "def f(x):\n"
+        "    return np.sum(sp.gammasgn(x) * x)\n"  # the first SciPy function met: registered with no gradient
+        "print(adsrc.grad(f)(np.array([0.5, -0.5]))[1])\n"
+    )
+    script = tmp_path / "late_gammasgn.py"
+    script.write_text(program)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout.split()[0]) == -1.0  # gammasgn(-0.5) = -1, a constant
