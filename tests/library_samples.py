@@ -221,8 +221,9 @@ def banded(lower, upper, n):
 
 LINALG.update({
     "scipy.linalg.solve_sylvester": [C(wellcond(3), wellcond(3), arr(3, 3)), C(wellcond(2), wellcond(3), arr(2, 3)),
-                                     C(wellcond(3), wellcond(1), arr(3, 1))],
-    "scipy.linalg.sqrtm": [C(spd(3)), C(wellcond(3)), C(spd(1))],
+                                     C(wellcond(3), wellcond(1), arr(3, 1)),
+                                     C(wellcond(2, 2), wellcond(2, 2), arr(2, 2, 2))],
+    "scipy.linalg.sqrtm": [C(spd(3)), C(wellcond(3)), C(spd(1)), C(spd(2, 3))],
     "scipy.linalg.solve_banded": [C((1, 1), banded(1, 1, 5), arr(5)), C((2, 1), banded(2, 1, 4), arr(4, 2)),
                                   C((0, 2), banded(0, 2, 4), arr(4)), C((1, 0), banded(1, 0, 3), arr(3, 2))],
 })

@@ -39,10 +39,10 @@ def _sylvester(a, b, q, what):
     """solve_sylvester(a, b, q), refused where the equation is singular: an eigenvalue of a is minus one of b
     (to within _GAP of the largest), so that x is not a differentiable function of a, b and q there.
     SciPy itself returns a value there (LAPACK perturbs the eigenvalues and does not report it)."""
-    from_a, from_b = np.linalg.eigvals(a), np.linalg.eigvals(b)
-    gap = np.min(np.abs(from_a[:, None] + from_b[None, :]))
-    scale = np.max(np.abs(np.concatenate([from_a, from_b])))
-    if not gap > _GAP * scale:
+    from_a, from_b = np.linalg.eigvals(a), np.linalg.eigvals(b)  # a stack of matrices: each equation apart
+    gap = np.min(np.abs(from_a[..., :, None] + from_b[..., None, :]), axis=(-2, -1))
+    scale = np.max(np.abs(np.concatenate([from_a, from_b], axis=-1)), axis=-1)
+    if not np.all(gap > _GAP * scale):
         raise InvalidArgument(f"scipy.linalg.{what}: the Sylvester equation is singular here (an eigenvalue of a is "
                               f"minus one of b, to within {_GAP:.1e} relative), so the result has no derivative; "
                               f"{_REMEDY[what]}")
