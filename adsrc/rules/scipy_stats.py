@@ -211,7 +211,9 @@ for _family in _CONTINUOUS:
                 f"too (adsrc implements none: the derivative in a shape parameter has no closed form), or pass "
                 f"a constant there")
             for i, (name, ok) in enumerate(zip(_family.names, _no_shapes)) if not ok}
-        note("no gradient in the shape parameters (refused: no closed form)", _rule)
+        edge = "; the slope is 0 where the density is infinite (the edge of the support)" if _family.label in (
+            "chi2", "gamma", "beta") else ""
+        note(f"no gradient in the shape parameters (refused: no closed form){edge}", _rule)
 
 _POISSON = _Family(stats.poisson, "poisson", {"k": _REQUIRED, "mu": _REQUIRED, "loc": 0}, _poisson_partials,
                    _poisson_weights, density="pmf", log_density=_poisson_cdf_log_density,
