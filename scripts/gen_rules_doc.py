@@ -283,7 +283,8 @@ def _accessor_table() -> list[str]:
 def _nondifferentiable() -> list[str]:
     names = sorted(
         {_qualified(f) for f in registry.nondifferentiable() if callable(f)
-         and (getattr(f, "__module__", None) or "").split(".")[0] in _BUILTIN_MODULES}
+         and (getattr(f, "__module__", None) or "").split(".")[0] in _BUILTIN_MODULES
+         and not getattr(f, "__name__", "").startswith("_")}  # adsrc's private helpers (a rank decision)
     )
     return ["## Functions with a zero gradient", "",
             "Registered with `register_nondifferentiable`; their results are constants.", "",

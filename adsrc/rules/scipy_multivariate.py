@@ -33,7 +33,7 @@ import scipy.special as special
 import scipy.stats as stats
 
 from ..errors import InvalidArgument
-from .registry import defjvp, defvjp, lookup
+from .registry import defjvp, defvjp, lookup, register_nondifferentiable
 from ._util import cast_like, note, zero
 from .decompositions import _fold_onto_triangle, _read_triangle
 from .scipy_stats import _ratio
@@ -66,8 +66,13 @@ def _cutoff(cov_m):
 
 
 def _rank_deficient(cov_m):
-    """Whether SciPy treats cov as singular: an eigenvalue at or below its cutoff."""
-    return np.linalg.matrix_rank(cov_m, rtol=_cutoff(cov_m), hermitian=True) < np.shape(cov_m)[0]
+    """Whether SciPy treats cov as singular: an eigenvalue (of the lower triangle, as SciPy reads it) at or
+    below its cutoff. A decision, with no gradient: registered so, second order does not trace into it."""
+    eigenvalues = np.linalg.eigvalsh(cov_m)
+    return bool(np.min(eigenvalues) <= _cutoff(cov_m) * np.max(np.abs(eigenvalues)))
+
+
+register_nondifferentiable(_rank_deficient)
 
 
 def _refuse_singular(cov_m, allow_singular, method):
