@@ -270,7 +270,8 @@ def _beta_density(a, b, x):
 _in_last_argument(special.gammainc, _gamma_density, ("a", "x"))
 _in_last_argument(special.gammaincc, lambda a, x: -_gamma_density(a, x), ("a", "x"))
 _in_last_argument(special.betainc, _beta_density, ("a", "b", "x"))
-_in_last_argument(special.betaincc, lambda a, b, x: -_beta_density(a, b, x), ("a", "b", "x"))
+if hasattr(special, "betaincc"):  # SciPy >= 1.11
+    _in_last_argument(special.betaincc, lambda a, b, x: -_beta_density(a, b, x), ("a", "b", "x"))
 
 # Bessel functions of order v (no gradient in v), from the recurrences J_v' = (J_(v-1) - J_(v+1)) / 2, the same
 # for Y, I_v' = (I_(v-1) + I_(v+1)) / 2 and K_v' = -(K_(v-1) + K_(v+1)) / 2. The scaled ive = exp(-|x|) iv and
