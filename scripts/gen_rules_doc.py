@@ -114,8 +114,8 @@ rule for each differentiable argument (forward mode and second derivatives
 need one: "yes", "partly" or "no"); the **Fused / in-place** column names the
 arguments whose vjp has a `fuse` or an `add_into` form ("-" for none).
 
-The SciPy rules (scipy.special, scipy.stats, scipy.linalg) are registered
-only when SciPy is installed (`pip install "adsrc[scipy]"`); adsrc itself needs
+The SciPy rules (scipy.special, scipy.stats, scipy.linalg, scipy.signal) are
+registered only when SciPy is installed (`pip install "adsrc[scipy]"`); adsrc itself needs
 only NumPy and gast. Functions of installed libraries and of the standard
 library are primitives: adsrc never differentiates their source, so one
 without a rule raises `NoGradientRule` at its call, naming the remedy.
@@ -210,12 +210,13 @@ def _qualified(func) -> str:
 
 
 # The order of the sections; any other module follows, alphabetically.
-_MODULE_ORDER = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.stats", "scipy.linalg", "math",
-                 "builtins", "operator", "adsrc")
+_MODULE_ORDER = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.stats", "scipy.linalg",
+                 "scipy.signal", "math", "builtins", "operator", "adsrc")
 _MODULE_TITLES = {
     "numpy": "NumPy", "numpy.linalg": "numpy.linalg", "numpy.fft": "numpy.fft",
     "scipy.special": "scipy.special (with SciPy installed)", "scipy.stats": "scipy.stats (with SciPy installed)",
-    "scipy.linalg": "scipy.linalg (with SciPy installed)", "math": "The math module", "builtins": "Python builtins",
+    "scipy.linalg": "scipy.linalg (with SciPy installed)", "scipy.signal": "scipy.signal (with SciPy installed)",
+    "math": "The math module", "builtins": "Python builtins",
     "operator": "The operator module", "adsrc": "adsrc's own functions",
 }
 
@@ -282,7 +283,8 @@ def _accessor_table() -> list[str]:
 def _nondifferentiable() -> list[str]:
     names = sorted(
         {_qualified(f) for f in registry.nondifferentiable() if callable(f)
-         and (getattr(f, "__module__", None) or "").split(".")[0] in _BUILTIN_MODULES}
+         and (getattr(f, "__module__", None) or "").split(".")[0] in _BUILTIN_MODULES
+         and not getattr(f, "__name__", "").startswith("_")}  # adsrc's private helpers (a rank decision)
     )
     return ["## Functions with a zero gradient", "",
             "Registered with `register_nondifferentiable`; their results are constants.", "",

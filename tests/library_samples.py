@@ -84,7 +84,16 @@ SPECIAL = {
                              C(pos(), arr(2, lo=-1.0, hi=1.0)), C(pflt(), -0.3)],
     "scipy.special.inv_boxcox": [C(arr(3, lo=-0.5, hi=0.5), arr(3, lo=-1.0, hi=1.0)), C(arr(2, 3, lo=-0.5, hi=0.5), 0.5),
                                  C(arr(3), 0.0), C(arr(lo=-0.5, hi=0.5), arr(2, lo=-1.0, hi=1.0)), C(flt(-0.5, 0.5), -0.3)],
+    "scipy.special.betainc": [C(pos(3), pos(3), inside(3)), C(2.5, 1.5, inside(2, 3)), C(pos(2, 1), 3.0, flt(0.2, 0.8))],
+    "scipy.special.betaincc": [C(pos(3), pos(3), inside(3)), C(2.5, 1.5, inside(2, 3)), C(pos(2, 1), 3.0, flt(0.2, 0.8))],
+    "scipy.special.multigammaln": [C(arr(3, lo=2.0, hi=3.0), 3), C(arr(2, 2, lo=1.5, hi=3.0), 1), C(flt(2.0, 3.0), 4)],
 }
+# Bessel functions of order v: integer and fractional orders, broadcast orders, a Python float x.
+for _name in ("jv", "yv", "iv", "ive", "kv", "kve"):
+    SPECIAL[f"scipy.special.{_name}"] = [C(2, pos(3)), C(arr(3, lo=0.2, hi=3.0), pos(3)), C(1.5, pos(2, 3)),
+                                         C(np.array([[0.0], [2.5]]), pos(3)), C(0.5, pflt())]
+for _name in ("yn", "kn"):
+    SPECIAL[f"scipy.special.{_name}"] = [C(2, pos(3)), C(np.array([0, 1, 3]), pos(3)), C(1, pos(2, 3)), C(0, pflt())]
 
 def _continuous(shapes, x=arr, loc=None, scale=None):
     """Samples of a location-scale family's method: x and the shape parameters alone, then with loc and
@@ -122,15 +131,35 @@ def _poisson():
 STATS = {}
 for _name, _shapes, _kw in (("norm", [], {}), ("t", [_df], {}), ("gamma", [above := (lambda *s: arr(*s, lo=1.5, hi=3.0))],
                                                                        {"x": _gamma_x}),
+                            ("chi2", [_df], {"x": _gamma_x}),
                             ("beta", [above, above], {"x": _beta_x, "loc": _beta_loc, "scale": _beta_scale})):
-    for _method in ("logpdf", "pdf", "cdf", "logcdf"):
+    for _method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
         STATS[f"scipy.stats.{_name}_{_method}"] = _continuous(_shapes, **_kw)
-for _method in ("logpmf", "pmf", "cdf", "logcdf"):
+for _method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"):
     STATS[f"scipy.stats.poisson_{_method}"] = _poisson()
 for _method in ("logpdf", "pdf"):
     STATS[f"scipy.stats.multivariate_normal_{_method}"] = [
         C(arr(3), arr(3), spd(3)), C(arr(4, 2), arr(2), spd(2)), C(arr(2), arr(2), pos(2)), C(arr(2), arr(2), pflt()),
         C(arr(3, 1), arr(1), spd(1)),
+    ]
+STATS["scipy.stats.multivariate_normal_entropy"] = [C(arr(3), spd(3)), C(arr(2), pos(2)), C(arr(2), pflt()),
+                                                    C(None, spd(2))]
+
+
+def simplex(k, *points, complete=True):
+    """Points of the (k-1)-simplex along the first axis; without the last component when not ``complete``
+    (SciPy completes it with 1 - sum, so that finite differences stay on the simplex)."""
+    def make(rng):
+        x = rng.dirichlet(np.full(k, 3.0), size=points).T if points else rng.dirichlet(np.full(k, 3.0))
+        return x if complete else x[:-1]
+
+    return Spec(make)
+
+
+for _method in ("logpdf", "pdf"):
+    STATS[f"scipy.stats.dirichlet_{_method}"] = [
+        C(simplex(4, complete=False), arr(4, lo=0.5, hi=3.0)), C(simplex(3, 2, complete=False), arr(3, lo=0.5, hi=3.0)),
+        C(simplex(4), arr(4, lo=0.5, hi=3.0), wrt=(1,)), C(simplex(3, 2), arr(3, lo=1.5, hi=3.0), wrt=(1,)),
     ]
 
 def lu_factored(n):
@@ -175,6 +204,33 @@ LINALG = {
     # which finite differences would read as a jump.
     "scipy.linalg.eigh": [C(symmetric_separated(3), driver="evd"), C(symmetric_separated(3), lower=False, driver="evd"),
                           C(symmetric_separated(3), eigvals_only=True)],
+}
+
+
+
+def banded(lower, upper, n):
+    """The band storage of a diagonally dominant matrix (for solve_banded): rows ``upper`` above the diagonal,
+    then the diagonal, then ``lower`` below it; the unused corners hold values that SciPy ignores."""
+    def make(rng):
+        ab = rng.uniform(-0.5, 0.5, (lower + upper + 1, n))
+        ab[upper] += 2.0 + lower + upper
+        return ab
+
+    return Spec(make)
+
+
+LINALG.update({
+    "scipy.linalg.solve_sylvester": [C(wellcond(3), wellcond(3), arr(3, 3)), C(wellcond(2), wellcond(3), arr(2, 3)),
+                                     C(wellcond(3), wellcond(1), arr(3, 1)),
+                                     C(wellcond(2, 2), wellcond(2, 2), arr(2, 2, 2))],
+    "scipy.linalg.sqrtm": [C(spd(3)), C(wellcond(3)), C(spd(1)), C(spd(2, 3))],
+    "scipy.linalg.solve_banded": [C((1, 1), banded(1, 1, 5), arr(5)), C((2, 1), banded(2, 1, 4), arr(4, 2)),
+                                  C((0, 2), banded(0, 2, 4), arr(4)), C((1, 0), banded(1, 0, 3), arr(3, 2))],
+})
+SIGNAL = {
+    "scipy.signal.convolve": [C(arr(5), arr(3)), C(arr(3), arr(5), "valid"), C(arr(4), arr(3), "same"),
+                              C(arr(4, 3), arr(2, 2)), C(arr(5, 4), arr(3, 2), "valid", "direct"),
+                              C(arr(3, 4), arr(4, 2), "same", "fft"), C(arr(2, 3, 2), arr(2, 2, 2), "valid")],
 }
 
 # ---- other spellings of primitives (adsrc/rules/spellings.py): not libraries, but new with them ----------
@@ -226,14 +282,15 @@ def _spellings():
     return out
 
 
-LIBRARY_SAMPLES = {**SPECIAL, **STATS, **LINALG, **_spellings()}
+LIBRARY_SAMPLES = {**SPECIAL, **STATS, **LINALG, **SIGNAL, **_spellings()}
 
 # Degenerate points (tests/test_singular.py) where a density jumps or its slope diverges logarithmically:
 # at "ones", x == loc puts gamma at the edge of its support with a == 1 (the density jumps from 0 to 1) and
 # beta at y == 1 with a == b == 1; the one-sided differences there do not converge, so the directional
 # derivative is only checked to be free of NaN. And t.cdf at z == 0: SciPy computes it through z**2, so
-# it is flat to within 1e-8 of the centre and one-sided differences at that scale read 0.
+# it is flat to within 1e-8 of the centre and one-sided differences at that scale read 0 (and t.sf too).
 EDGES_OF_SUPPORT = {
     ("scipy.stats.gamma_pdf", 1, "ones"), ("scipy.stats.gamma_pdf", 2, "ones"),
     ("scipy.stats.beta_pdf", 0, "ones"), ("scipy.stats.beta_pdf", 1, "ones"), ("scipy.stats.t_cdf", 2, "ones"),
+    ("scipy.stats.t_sf", 1, "ones"),
 }

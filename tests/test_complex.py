@@ -79,13 +79,18 @@ def _runs(func, case, seed) -> bool:
     return True
 
 
+# Complex-correct rules whose function computes a wrong value when only its first argument is complex: the
+# rule refuses that mix instead (SciPy's solve_sylvester with a complex a and a real b; test_scipy.py).
+WRONG_WHEN_MIXED = {"scipy.linalg.solve_sylvester"}
+
+
 def _complex_cases(ok: bool):
     out = []
     for name, rule in RULES.items():
         if rule.complex_ok != ok:
             continue
         for i, case in enumerate(SAMPLES.get(name, [])):
-            for only_first in (False, True):
+            for only_first in (False, True) if name not in WRONG_WHEN_MIXED else (False,):
                 label = f"{name}[{i}]{'first' if only_first else 'all'}"
                 complexified = Complexified(case, only_first)
                 if _runs(rule.func, complexified, zlib.crc32(label.encode())):

@@ -72,11 +72,21 @@ def is_library_function(func: Any) -> bool:
     return _is_library_file(code.co_filename)
 
 
+# Library functions whose refusal says more than the general remedy, by module and name.
+_WHY_NO_RULE = {
+    ("scipy.integrate._odepack_py", "odeint"): (
+        ". adsrc has no rule for odeint: its gradient needs the adjoint ODE, integrated backwards with the "
+        "derivatives of func, which adsrc does not implement; or write the integration as a loop of steps (an "
+        "explicit Runge-Kutta scheme in Python), which adsrc differentiates, to any order"),
+}
+
+
 def library_remedy(func: Any, spelling: str) -> str:
     """What a user can do about a library function with no rule, naming it as their call does."""
     module = getattr(func, "__module__", None) or "its library"
+    why = _WHY_NO_RULE.get((module, getattr(func, "__name__", "")), "")
     return (f"adsrc.register_adjoint({spelling}, vjp) with vjp(g, ans, *args) returning the contribution "
             f"to each argument (see docs/rules.md), or adsrc.register_nondifferentiable({spelling}) if its "
             f"gradient is zero. {spelling} is defined in {module}, a library (the standard library or an "
             f"installed package): adsrc treats library functions as primitives and does not differentiate "
-            f"their source")
+            f"their source{why}")

@@ -18,11 +18,15 @@ from __future__ import annotations
 import importlib
 import sys
 
-MODULES = {"scipy_special": "scipy.special", "scipy_stats": "scipy.stats", "scipy_linalg": "scipy.linalg"}
+MODULES = {"scipy_special": "scipy.special", "scipy_stats": "scipy.stats", "scipy_multivariate": "scipy.stats",
+           "scipy_linalg": "scipy.linalg", "scipy_linalg_solvers": "scipy.linalg", "scipy_signal": "scipy.signal"}
 FAMILIES = {
     "scipy_special": "scipy.special (with SciPy installed)",
     "scipy_stats": "scipy.stats (with SciPy installed)",
+    "scipy_multivariate": "scipy.stats, multivariate distributions (with SciPy installed)",
     "scipy_linalg": "scipy.linalg (with SciPy installed)",
+    "scipy_linalg_solvers": "scipy.linalg: Sylvester equations, square roots, banded solves (with SciPy installed)",
+    "scipy_signal": "scipy.signal (with SciPy installed)",
 }
 _loaded: list[str] = []
 

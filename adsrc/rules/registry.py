@@ -586,8 +586,11 @@ def lookup(func: Any) -> Rule | None:
 
 
 def is_nondifferentiable(func: Any) -> bool:
+    """Whether ``func`` is registered as having no gradient (after loading, as :func:`lookup` does, the rules
+    of a library imported since: scipy.special.gammasgn)."""
     try:
-        return _key(func) in _nondifferentiable
+        key = _key(func)
+        return key in _nondifferentiable or (any([hook() for hook in _miss_hooks]) and key in _nondifferentiable)
     except TypeError:
         return False
 

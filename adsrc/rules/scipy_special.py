@@ -1,5 +1,6 @@
 """scipy.special: logistic, error and normal-distribution functions, gamma and beta functions, Bessel
-functions of order 0 and 1, entropies, incomplete gamma, Box-Cox, xlogy, logsumexp, softmax.
+functions of order 0 and 1 and of any order v, entropies, incomplete gamma and beta, multigammaln,
+Box-Cox, xlogy, logsumexp, softmax.
 
 Imported by ``rules/__init__.py`` only when SciPy is installed (SciPy is an
 optional dependency). SciPy's ufuncs report no module, so each rule is
@@ -14,17 +15,22 @@ their domains, ``xlogy(x, y)`` and ``xlog1py(x, y)`` are 0 for x == 0 whatever
 y is, so their derivative in y is exactly 0 there. ``j1``, ``i1`` and ``i1e`` divide by x
 in their derivative and take its limit 1/2 at x == 0; ``rgamma`` has the slope
 (-1)^n n! at the poles -n of Gamma; ``entr``'s slope is +inf at 0. The
-parameters ``a`` of ``gammainc``/``gammaincc`` and ``lmbda`` of ``boxcox``/
-``inv_boxcox`` have no rule: a varied one is refused at compile time.
+parameters ``a`` of ``gammainc``/``gammaincc``, ``a`` and ``b`` of
+``betainc``/``betaincc``, the order ``v`` (or ``n``) of the Bessel functions
+``jv`` (also spelled ``jn``), ``yv``, ``yn``, ``iv``, ``ive``, ``kv``, ``kve``,
+``kn`` and ``lmbda`` of ``boxcox``/``inv_boxcox`` have no rule: a varied one
+is refused at compile time. ``gammasgn`` is piecewise constant (no
+gradient); ``erf`` and ``erfc`` take complex values.
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 import scipy.special as special
 
-from .registry import defderivative, defjvp, defvjp, lookup, times
+from .registry import allow_complex, defderivative, defjvp, defvjp, lookup, register_nondifferentiable, times
 from ._util import cast_like, keep_dims, note, unbroadcast, zero
 
 _MODULE = "scipy.special"
@@ -231,18 +237,75 @@ for _func, _partials in ((special.rel_entr, _REL_ENTR), (special.kl_div, _KL_DIV
     defjvp(_func, *(_binary_jvp(p) for p in _partials))
 
 
+# Functions differentiable in their last argument x only: d/dx = partial(*args). The leading parameters
+# (an order, a shape) have no closed-form derivative, or none at all: a varied one is refused at compile time.
+def _in_last_argument(func, partial, names):
+    def vjp(g, ans, *args):
+        return cast_like(unbroadcast(g * partial(*args), args[-1]), args[-1])
+
+    def jvp(t, ans, *args):
+        return t * partial(*args)
+
+    head = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("g", "ans", *names)]
+    vjp.__signature__ = inspect.Signature(head)
+    rule = defvjp(func, *[None] * (len(names) - 1), vjp, module=_MODULE)
+    defjvp(func, *[None] * (len(names) - 1), jvp)
+    rule.extra["no_derivative"] = {i: (
+        f"adsrc.register_adjoint(scipy.special.{func.__name__}, ...) giving a vjp for {name!r} too (adsrc "
+        f"implements none: the derivative in {name!r} has no closed form), or pass a constant there")
+        for i, name in enumerate(names[:-1])}
+    note(f"no gradient in {', '.join(names[:-1])} (refused when varied)", rule)
+
+
 # gammainc(a, x) and gammaincc(a, x), regularized incomplete gamma functions: d/dx = ±x^(a-1) e^(-x) / Γ(a).
 def _gamma_density(a, x):
     return np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))
 
 
-for _func, _sign in ((special.gammainc, 1.0), (special.gammaincc, -1.0)):
-    defvjp(_func, None, lambda g, ans, a, x, _sign=_sign: cast_like(unbroadcast(g * _sign * _gamma_density(a, x), x), x),
-           module=_MODULE)
-    defjvp(_func, None, lambda t, ans, a, x, _sign=_sign: t * _sign * _gamma_density(a, x))
-    lookup(_func).extra["no_derivative"] = {0: (
-        f"adsrc.register_adjoint(scipy.special.{_func.__name__}, ...) giving a vjp for 'a' too (adsrc implements "
-        f"none: the derivative in a has no closed form), or pass a constant there")}
+# betainc(a, b, x) and betaincc(a, b, x), regularized incomplete beta: d/dx = ±x^(a-1) (1-x)^(b-1) / B(a, b).
+def _beta_density(a, b, x):
+    return np.exp(special.xlogy(a - 1.0, x) + special.xlog1py(b - 1.0, -x) - special.betaln(a, b))
+
+
+_in_last_argument(special.gammainc, _gamma_density, ("a", "x"))
+_in_last_argument(special.gammaincc, lambda a, x: -_gamma_density(a, x), ("a", "x"))
+_in_last_argument(special.betainc, _beta_density, ("a", "b", "x"))
+if hasattr(special, "betaincc"):  # SciPy >= 1.11
+    _in_last_argument(special.betaincc, lambda a, b, x: -_beta_density(a, b, x), ("a", "b", "x"))
+
+# Bessel functions of order v (no gradient in v), from the recurrences J_v' = (J_(v-1) - J_(v+1)) / 2, the same
+# for Y, I_v' = (I_(v-1) + I_(v+1)) / 2 and K_v' = -(K_(v-1) + K_(v+1)) / 2. The scaled ive = exp(-|x|) iv and
+# kve = exp(x) kv add the derivative of their scale (ive's subgradient at 0 takes sign(0) = 0). yn and kn take
+# an integer order, so its neighbours are n - 1 and n + 1 as integers.
+_in_last_argument(special.jv, lambda v, x: 0.5 * (special.jv(v - 1.0, x) - special.jv(v + 1.0, x)), ("v", "x"))
+_in_last_argument(special.yv, lambda v, x: 0.5 * (special.yv(v - 1.0, x) - special.yv(v + 1.0, x)), ("v", "x"))
+_in_last_argument(special.yn, lambda n, x: 0.5 * (special.yn(np.subtract(n, 1), x) - special.yn(np.add(n, 1), x)),
+                  ("n", "x"))
+_in_last_argument(special.iv, lambda v, x: 0.5 * (special.iv(v - 1.0, x) + special.iv(v + 1.0, x)), ("v", "x"))
+_in_last_argument(special.ive, lambda v, x: 0.5 * (special.ive(v - 1.0, x) + special.ive(v + 1.0, x))
+                  - np.sign(x) * special.ive(v, x), ("v", "x"))
+_in_last_argument(special.kv, lambda v, x: -0.5 * (special.kv(v - 1.0, x) + special.kv(v + 1.0, x)), ("v", "x"))
+_in_last_argument(special.kve, lambda v, x: special.kve(v, x) - 0.5 * (special.kve(v - 1.0, x)
+                                                                       + special.kve(v + 1.0, x)), ("v", "x"))
+_in_last_argument(special.kn, lambda n, x: -0.5 * (special.kn(np.subtract(n, 1), x) + special.kn(np.add(n, 1), x)),
+                  ("n", "x"))
+
+
+# multigammaln(a, d) = d(d-1)/4 log(pi) + sum_(j<d) gammaln(a - j/2): d/da = sum_(j<d) digamma(a - j/2).
+# d is a dimension (an integer), with no gradient.
+def _multigammaln_da(a, d):
+    return np.sum(special.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(d)), axis=-1)
+
+
+defvjp(special.multigammaln, lambda g, ans, a, d: cast_like(unbroadcast(g * _multigammaln_da(a, d), a), a), None,
+       module=_MODULE)
+defjvp(special.multigammaln, lambda t, ans, a, d: t * _multigammaln_da(a, d), None)
+note("d is a dimension, with no gradient", lookup(special.multigammaln))
+
+# gammasgn(x), the sign of Gamma(x), is piecewise constant: no gradient.
+register_nondifferentiable(special.gammasgn)
+# erf and erfc are entire: their derivative 2/sqrt(pi) exp(-z^2) holds for complex z as written (docs/complex.md).
+allow_complex(special.erf, special.erfc)
 
 
 # boxcox(x, lmbda) = (x^lmbda - 1)/lmbda (log x at lmbda == 0): d/dx = x^(lmbda-1); inv_boxcox(y, lmbda) its
@@ -270,7 +333,6 @@ for _func in (special.boxcox, special.inv_boxcox):
         f"adsrc.register_adjoint(scipy.special.{_func.__name__}, ...) giving a vjp for 'lmbda' too, or pass a "
         f"constant there")}
 
-note("no gradient in a (refused when a varies)", lookup(special.gammainc), lookup(special.gammaincc))
 note("no gradient in lmbda (refused when lmbda varies)", lookup(special.boxcox), lookup(special.inv_boxcox))
 note("the subgradient at 0 takes sign(0) = 0", lookup(special.i0e), lookup(special.i1e))
 note("+inf at x == 0, 0 where x < 0 (entr is -inf there)", lookup(special.entr))

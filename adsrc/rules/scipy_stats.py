@@ -1,4 +1,4 @@
-"""scipy.stats: logpdf, pdf, cdf and logcdf of norm, t, gamma, beta and poisson; multivariate_normal.
+"""scipy.stats: logpdf, pdf, cdf, logcdf, sf and logsf of norm, t, chi2, gamma, beta and poisson.
 
 Imported by ``rules/__init__.py`` only when SciPy is installed. A call such as
 ``scipy.stats.norm.logpdf(x, mu, sigma)`` calls a *bound method* of the
@@ -18,14 +18,17 @@ parameter:
 * ``cdf``: the density times the *weight* of the parameter (1 for x, -1 for
   loc, -z for scale, where z is x standardized); ``logcdf``: the same over
   the cdf, computed as ``exp(logpdf - logcdf)``;
+* ``sf = 1 - cdf`` and ``logsf``: the same with the weight negated (over the
+  sf for logsf); where the density is infinite (at the edge of the support
+  of chi2 with df < 2, of gamma and beta with a shape below 1), the slope of
+  the cdf and sf is the one-sided slope from outside the support, 0;
 
-so the cdf of t, gamma and beta has a gradient in x, loc and scale, and none
-in the shape parameters (df, a, b): passing a differentiated shape parameter
-to their cdf is refused when the function is compiled. Poisson's count ``k``
-and ``loc`` are integers: its pmf, logpmf, cdf and logcdf are differentiable
-in ``mu``. ``multivariate_normal.logpdf`` and ``.pdf`` are differentiable in
-x, mean and cov; like SciPy, the rule reads the lower triangle of cov, where
-its gradient lives (as for np.linalg.cholesky).
+so the cdf and sf of t, chi2, gamma and beta have a gradient in x, loc and
+scale, and none in the shape parameters (df, a, b): passing a differentiated
+shape parameter to them is refused when the function is compiled. chi2 is
+gamma with a = df/2 and twice the scale. Poisson's count ``k`` and ``loc``
+are integers: its pmf, logpmf, cdf, logcdf, sf and logsf are differentiable
+in ``mu``. The multivariate distributions are in scipy_multivariate.py.
 """
 from __future__ import annotations
 
@@ -35,9 +38,8 @@ import numpy as np
 import scipy.special as special
 import scipy.stats as stats
 
-from .registry import defjvp, defvjp, lookup, zero_where_zero
+from .registry import defjvp, defvjp, zero_where_zero
 from ._util import cast_like, note, unbroadcast
-from .decompositions import _fold_onto_triangle, _read_triangle
 
 _MODULE = "scipy.stats"
 _REQUIRED = inspect.Parameter.empty
@@ -67,6 +69,12 @@ def _gamma_partials(x, a, loc=0.0, scale=1.0):
     y = (x - loc) / scale
     dy = _ratio(a - 1.0, y) - 1.0
     return dy / scale, np.log(y) - special.digamma(a), -dy / scale, -(dy * y + 1.0) / scale
+
+
+def _chi2_partials(x, df, loc=0.0, scale=1.0):
+    """chi2(df, loc, scale) is gamma(df / 2, loc, 2 scale)."""
+    dx, da, dloc, dscale = _gamma_partials(x, 0.5 * df, loc, 2.0 * scale)
+    return dx, 0.5 * da, dloc, 2.0 * dscale
 
 
 def _beta_partials(x, a, b, loc=0.0, scale=1.0):
@@ -148,9 +156,17 @@ def _slope(family, kind, i, ans, args, kwargs):
     if kind == "pdf":  # 0 where the density is 0 (at the edge of the support, log y is -inf)
         return zero_where_zero(ans * family.partials(*values)[i], ans)
     log_ratio = family.log_density(*values)
-    if kind == "logcdf":
+    if kind in ("logcdf", "logsf"):
         log_ratio = log_ratio - ans
-    return family.weights(*values)[i] * np.exp(log_ratio)
+    weight = family.weights(*values)[i]
+    return (-weight if kind in ("sf", "logsf") else weight) * _finite_density(np.exp(log_ratio))
+
+
+def _finite_density(density):
+    """The density, taken as 0 where it is infinite: at the edge of the support (chi2 with df < 2, gamma or
+    beta with a shape below 1), the slope of the cdf is +inf inside and 0 outside; the rule takes the one
+    that exists, 0 (an infinite slope in x and its opposite in loc would sum to NaN in forward mode)."""
+    return np.where(np.isinf(density), 0.0, density)
 
 
 def _vjp(family, kind, i):
@@ -178,6 +194,8 @@ _CONTINUOUS = [
             _location_scale_weights(2)),
     _Family(stats.gamma, "gamma", {"x": _REQUIRED, "a": _REQUIRED, "loc": 0.0, "scale": 1.0}, _gamma_partials,
             _location_scale_weights(2)),
+    _Family(stats.chi2, "chi2", {"x": _REQUIRED, "df": _REQUIRED, "loc": 0.0, "scale": 1.0}, _chi2_partials,
+            _location_scale_weights(2)),
     _Family(stats.beta, "beta", {"x": _REQUIRED, "a": _REQUIRED, "b": _REQUIRED, "loc": 0.0, "scale": 1.0},
             _beta_partials, _location_scale_weights(3)),
 ]
@@ -186,89 +204,20 @@ for _family in _CONTINUOUS:
     _no_shapes = [w is not None for w in _family.weights(*[1.0] * len(_family.names))]
     for _method, _kind in (("logpdf", "logpdf"), ("pdf", "pdf")):
         _family.register(_method, _kind, _every)
-    for _method in ("cdf", "logcdf"):
+    for _method in ("cdf", "logcdf", "sf", "logsf"):
         _rule = _family.register(_method, _method, _no_shapes)
         _rule.extra["no_derivative"] = {
             i: (f"adsrc.register_adjoint(scipy.stats.{_family.label}.{_method}, ...) giving a vjp for {name!r} "
                 f"too (adsrc implements none: the derivative in a shape parameter has no closed form), or pass "
                 f"a constant there")
             for i, (name, ok) in enumerate(zip(_family.names, _no_shapes)) if not ok}
-        note("no gradient in the shape parameters (refused: no closed form)", _rule)
+        edge = "; the slope is 0 where the density is infinite (the edge of the support)" if _family.label in (
+            "chi2", "gamma", "beta") else ""
+        note(f"no gradient in the shape parameters (refused: no closed form){edge}", _rule)
 
 _POISSON = _Family(stats.poisson, "poisson", {"k": _REQUIRED, "mu": _REQUIRED, "loc": 0}, _poisson_partials,
                    _poisson_weights, density="pmf", log_density=_poisson_cdf_log_density,
                    density_partials=_poisson_pmf_partials)
-for _method, _kind in (("logpmf", "logpdf"), ("pmf", "pdf"), ("cdf", "cdf"), ("logcdf", "logcdf")):
+for _method, _kind in (("logpmf", "logpdf"), ("pmf", "pdf"), ("cdf", "cdf"), ("logcdf", "logcdf"), ("sf", "sf"),
+                      ("logsf", "logsf")):
     note("differentiable in mu (k and loc are integers)", _POISSON.register(_method, _kind, [False, True, False]))
-
-
-
-# ---- multivariate_normal.logpdf(x, mean=None, cov=1) ------------------------------------------
-def _mvn_parts(x, mean, cov):
-    """The points as rows (n, d), the full covariance, and Σ⁻¹ r for each residual r = x - mean."""
-    cov_m = np.asarray(cov, dtype=np.result_type(cov, 1.0))
-    d = cov_m.shape[0] if cov_m.ndim else (np.size(mean) if mean is not None else np.shape(x)[-1] if np.ndim(x) else 1)
-    if cov_m.ndim == 0:
-        cov_m = cov_m * np.eye(d)
-    elif cov_m.ndim == 1:
-        cov_m = np.diag(cov_m)
-    points = np.reshape(x, (-1, d))
-    residual = points - (0.0 if mean is None else np.reshape(mean, (d,)))
-    whitened = np.linalg.solve(cov_m, residual.T).T
-    return points, cov_m, residual, whitened
-
-
-def _mvn_cotangent(g, ans, points, kind):
-    """The cotangent of each point's log density, as a vector (n,)."""
-    g = np.reshape(np.broadcast_to(g, np.shape(ans)), (points.shape[0],))
-    return g * np.reshape(ans, (points.shape[0],)) if kind == "pdf" else g
-
-
-def _cov_shaped(full, cov):
-    """A gradient with respect to the full covariance, reduced to cov's own form (and lower triangle)."""
-    if np.ndim(cov) == 0:
-        return cast_like(np.trace(full), cov)
-    if np.ndim(cov) == 1:
-        return cast_like(np.diagonal(full), cov)
-    return cast_like(_fold_onto_triangle(0.5 * (full + full.T), lower=True), cov)
-
-
-def _mvn_vjp(kind, position):
-    def vjp(g, ans, x, mean=None, cov=1, allow_singular=False):
-        points, cov_m, residual, whitened = _mvn_parts(x, mean, cov)
-        weights = _mvn_cotangent(g, ans, points, kind)
-        if position == 0:
-            return cast_like(np.reshape(-weights[:, None] * whitened, np.shape(x)), x)
-        if position == 1:
-            return cast_like(np.reshape(np.sum(weights[:, None] * whitened, axis=0), np.shape(mean)), mean)
-        inverse = np.linalg.inv(cov_m)
-        full = 0.5 * ((whitened.T * weights) @ whitened - np.sum(weights) * inverse)
-        return _cov_shaped(full, cov)
-
-    return vjp
-
-
-def _mvn_jvp(kind, position):
-    def jvp(t, ans, x, mean=None, cov=1, allow_singular=False):
-        points, cov_m, residual, whitened = _mvn_parts(x, mean, cov)
-        if position == 0:
-            slope = -np.sum(whitened * np.reshape(t, points.shape), axis=-1)
-        elif position == 1:
-            slope = whitened @ np.reshape(t, (points.shape[1],))
-        else:
-            t = np.asarray(t)
-            moved = t * np.eye(points.shape[1]) if t.ndim == 0 else np.diag(t) if t.ndim == 1 else _read_triangle(t)
-            slope = 0.5 * (np.sum((whitened @ moved) * whitened, axis=-1)
-                           - np.trace(np.linalg.solve(cov_m, moved)))
-        slope = np.reshape(slope, np.shape(ans))
-        return slope * ans if kind == "pdf" else slope
-
-    return jvp
-
-
-for _method in ("logpdf", "pdf"):
-    _func = getattr(stats.multivariate_normal, _method)
-    defvjp(_func, *(_mvn_vjp(_method, i) for i in range(3)), name=f"multivariate_normal_{_method}", module=_MODULE)
-    defjvp(_func, *(_mvn_jvp(_method, i) for i in range(3)))
-    note("x, mean and cov; cov's gradient lives on its lower triangle, which SciPy reads", lookup(_func))
-

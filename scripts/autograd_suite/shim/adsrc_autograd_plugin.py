@@ -39,6 +39,9 @@ AUTOGRAD_BEHAVIOUR = {
     "test_wrappers.py::test_custom_where_dtypes": "the result types of autograd.numpy.where's wrapper",
     "test_numpy.py::test_scalar_array_box_attributes": "an ArrayBox shows a Python float as a 0-d array",
     "test_fft.py::test_rfftn_odd_not_implemented": "autograd's NotImplementedError for rfftn of odd sizes",
+    **{f"test_scipy.py::{name}": "the axes= and dot_axes= keywords of autograd.scipy.signal.convolve, which "
+                                 "scipy.signal.convolve lacks"
+       for name in ("test_convolve_generalization", "test_convolve_ignore", "test_convolve_ignore_dot")},
 }
 
 
