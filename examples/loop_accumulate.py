@@ -1,9 +1,8 @@
 """One weight matrix used 512 times in a loop: the case lazy accumulation is for.
 
-Every step sends an outer product back to W. adsrc sees at compile time that
-the loop of the backward sweep only adds to dW, so each step appends its two
-factors to a Stack, which computes them as a few matrix products (one per
-``config.max_pending`` steps) instead of 512 outer products. The gradient's first row is 512 and every other entry is 0.
+Every step sends an outer product back to W. adsrc's backward loop appends the
+512 factor pairs to a Stack and computes them as a few matrix products (one
+per config.max_pending steps). The gradient's first row is 512, the rest 0.
 """
 import numpy as np
 
