@@ -15,7 +15,8 @@ operation (the outer products ``g_i x_iᵀ`` of ``W @ x_i`` as one GEMM, ``Gᵀ 
 with the ``g_i`` and ``x_i`` stacked as rows); one with ``add_into`` adds each
 into one buffer; any other is computed call by call and summed. The bounds of
 ``config.max_pending`` and ``config.max_pending_bytes`` hold as for an
-AccThunk: past either, the Stack computes what it holds into its buffer.
+AccThunk (read when the Stack is made, before its loop): past either, the
+Stack computes what it holds into its buffer.
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ class Stack(Deferred):
     [2.0, 4.0]
     """
 
-    __slots__ = ("vjp", "origin", "calls", "pending_bytes", "sum", "number")
+    __slots__ = ("vjp", "origin", "calls", "pending_bytes", "sum", "number", "small", "max_pending", "max_bytes")
 
     def __init__(self, vjp: Callable, origin: str | None = None) -> None:
         self.vjp = vjp
@@ -56,12 +57,14 @@ class Stack(Deferred):
         self.pending_bytes = 0
         self.sum = AccThunk()
         self.number: Any = None  # the sum of the contributions that were Python or NumPy floats
+        # The settings, read once per loop rather than at every step.
+        self.small, self.max_pending, self.max_bytes = config.small_size, config.max_pending, config.max_pending_bytes
 
     def add(self, *args: Any, **kwargs: Any) -> None:
         """Hold the call ``vjp(*args, **kwargs)``; a zero cotangent (``args[0]``) contributes nothing, and
         one of at most ``config.small_size`` elements is computed at once, as :func:`accumulate` does."""
         g = args[0]
-        if type(g) is np.ndarray and g.size > config.small_size:
+        if type(g) is np.ndarray and g.size > self.small:
             self.pending_bytes += g.nbytes
         elif g is zero:
             return
@@ -72,7 +75,7 @@ class Stack(Deferred):
             self.pending_bytes += _nbytes(g)
         calls = self.calls
         calls.append((args, kwargs))
-        if len(calls) > config.max_pending or self.pending_bytes > config.max_pending_bytes:
+        if len(calls) > self.max_pending or self.pending_bytes > self.max_bytes:
             self.compact()
 
     def _add_now(self, args: tuple, kwargs: dict) -> None:
