@@ -58,6 +58,16 @@ def nested(W, xs):
     return s
 
 
+def read_by_the_outer_loop(W, xs):
+    s = 0.0
+    V = W
+    for k in range(3):
+        for x in xs:
+            s = s + np.sum(np.tanh(V @ x))
+        V = np.sin(V) * 1.5
+    return s
+
+
 def while_loop(W, xs):
     s = 0.0
     i = 0
@@ -74,9 +84,17 @@ def scalar_weight(a, xs):
     return s
 
 
-@pytest.mark.parametrize("f", [outer_products, two_kinds, branches, nested, while_loop])
+@pytest.mark.parametrize("f", [outer_products, two_kinds, branches, nested, read_by_the_outer_loop, while_loop])
 def test_stacked_gradients_match_eager_and_finite_differences(f):
     check(f, W, XS)
+
+
+def test_a_gradient_the_outer_loop_reads_is_stacked_in_the_inner_loop_only():
+    source = adsrc.adjoint_source(read_by_the_outer_loop)
+    outer = source.split("def pullback", 1)[1].split("for ", 1)[1]
+    inner = outer.split("for ", 1)[1]
+    assert "dV_stack = Stack(" in outer.split("for ", 1)[0] and "dV_stack.add(" in inner
+    assert "dV = accumulate(dV, dV_stack.total())" in source
 
 
 def test_rnn_matches_eager_and_finite_differences():

@@ -81,16 +81,16 @@ def _stack(loop: gast.stmt, acc, taken: set[str]) -> tuple[list[gast.stmt], list
     gradients = _only_added(loop, acc)
     if not gradients:
         return [], []
+    sites = [(block, i, found) for block in blocks(loop.body) for i, stmt in enumerate(block)
+             for found in [acc.deferred_add(stmt)] if found is not None and found[0] in gradients]
+    per_gradient = Counter(found[0] for _, _, found in sites)
     before: list[gast.stmt] = []
     after: list[gast.stmt] = []
-    for block in blocks(loop.body):
-        for i, stmt in enumerate(block):
-            found = acc.deferred_add(stmt)
-            if found is None or found[0] not in gradients:
-                continue
-            gradient, deferred, origin = found
-            stack = _fresh(f"{gradient}_stack", taken)
-            before.append(acc.stack(stack, deferred.args[0].id, origin))
-            block[i] = gast.copy_location(acc.stacked(stack, deferred), stmt)
-            after.append(acc.stack_total(gradient, stack))
+    for block, i, (gradient, deferred, origin) in sites:
+        vjp = deferred.args[0].id
+        # dW_stack, or dW_matmul_da_stack where several statements of the loop add to dW
+        stack = _fresh(f"{gradient}_stack" if per_gradient[gradient] == 1 else f"{gradient}_{vjp}_stack", taken)
+        before.append(acc.stack(stack, vjp, origin))
+        block[i] = gast.copy_location(acc.stacked(stack, deferred), block[i])
+        after.append(acc.stack_total(gradient, stack))
     return before, after
