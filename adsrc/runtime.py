@@ -25,7 +25,7 @@ from .rules.iterables import dict_with, unpacked  # noqa: F401  (generated code 
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
 from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)
-    AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
+    AccThunk, Stack, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
 )
 
 __all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "CallDerivative", "RecomputingDerivative"]

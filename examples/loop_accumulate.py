@@ -1,8 +1,8 @@
 """One weight matrix used 512 times in a loop: the case lazy accumulation is for.
 
-Every step sends an outer product back to W. adsrc keeps the 512 contributions
-pending in one flat AccThunk and materializes them as a single matrix
-product. The gradient's first row is 512 and every other entry is 0.
+Every step sends an outer product back to W. adsrc's backward loop appends the
+512 factor pairs to a Stack and computes them as a few matrix products (one
+per config.max_pending steps). The gradient's first row is 512, the rest 0.
 """
 import numpy as np
 

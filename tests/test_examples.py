@@ -50,7 +50,7 @@ def run_cli(*args):
 def test_cli_dump_both_modes():
     lazy = run_cli("dump", "examples/loop_accumulate.py:f", "--wrt", "W")
     eager = run_cli("dump", "examples/regression.py:f", "--wrt", "0,1", "--eager")
-    assert lazy.returncode == 0 and "Thunk(" in lazy.stdout
+    assert lazy.returncode == 0 and "Stack(" in lazy.stdout
     assert eager.returncode == 0 and "eager unthunking" in eager.stdout and "dx" in eager.stdout
 
 

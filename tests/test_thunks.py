@@ -67,9 +67,8 @@ def test_100k_contributions_stay_flat(f):
     v = np.linspace(0.5, 1.0, 8)
     n = 100_000
     value, pullback = compile(f, (0,), REVERSE).function(v, n)
-    raw = pullback(1.0)[0]
-    assert type(raw) is adsrc.AccThunk and depth(raw) == 1
-    assert len(raw) <= adsrc.config.max_pending
+    raw = pullback(1.0)[0]  # the loop's Stack computed its total when the loop ended (test_stacks.py)
+    assert depth(raw) <= 1 and (type(raw) is not adsrc.AccThunk or len(raw) <= adsrc.config.max_pending)
     lazy = adsrc.unthunk(raw)
     eager = adsrc.grad(f, eager=True)(v, n)
     np.testing.assert_allclose(lazy, eager, rtol=1e-9)

@@ -13,7 +13,9 @@ PRIM = "prim"              # anf -> transforms: the Prim that differentiates ``t
 SINGLE_USE = "single_use"  # anf -> reverse: temporaries read once, right after their definition
 PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a pop statement undoes
 
-_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES})
+TAPE_COPY = "tape_copy"    # reverse -> optimize.tape: ``h_prev = h``, a name for a value a later tape push saves
+
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, TAPE_COPY})
 _MISSING = object()
 
 

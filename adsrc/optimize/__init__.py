@@ -14,9 +14,9 @@ import gast
 
 from ..ir.build import is_comment
 from ..transforms.accumulation import Accumulation
-from . import constfold, deadcode, propagate, tape, unthunks, zeros
+from . import constfold, deadcode, propagate, stacks, tape, unthunks, zeros
 
-PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)
+PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape, stacks)
 
 
 @dataclass

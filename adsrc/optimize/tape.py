@@ -3,14 +3,16 @@
 Input: an adjoint whose pops are linked to their pushes (the ``PUSHES`` annotation).
 Output: each pop restores only names that are read before they are next
 assigned, its pushes save only those, and a pop with nothing left goes away
-together with its pushes (and the tape itself when no push remains).
+together with its pushes (and the tape itself when no push remains), and a
+forward copy ``h_prev = h`` made for a push (transforms/reverse.py) goes away
+once no push saves it.
 """
 from __future__ import annotations
 
 import gast
 
 from ..ir import annotations as anno
-from ..ir.dataflow import blocks, liveness
+from ..ir.dataflow import blocks, liveness, loads
 
 
 def _names(node: gast.AST) -> list[gast.Name]:
@@ -54,6 +56,8 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
             kept = [s for s in block if id(s) not in removed]
             if len(kept) < len(block):
                 block[:] = kept or [gast.Pass()]
+    if removed or changed:
+        changed |= _drop_unsaved_copies(adjoint)
     if context.tape and not any(
             isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == context.tape
             for n in gast.walk(adjoint)):
@@ -61,4 +65,16 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
             isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id == context.tape)]
         context.tape = None
         changed = True
+    return changed
+
+
+def _drop_unsaved_copies(adjoint: gast.FunctionDef) -> bool:
+    """Remove the forward sweep's ``h_prev = h`` whose name nothing reads any more."""
+    read = loads(adjoint)
+    changed = False
+    for block in list(blocks(adjoint.body)):  # blocks() does not enter the pullback's def
+        kept = [s for s in block if not (anno.get(s, anno.TAPE_COPY, False) and s.targets[0].id not in read)]
+        if len(kept) < len(block):
+            block[:] = kept or [gast.Pass()]
+            changed = True
     return changed

@@ -74,6 +74,8 @@ def keep_dims(value: Any, x: Any, axis: Any, keepdims: Any) -> Any:
 def zeros_for(x: Any, g: Any) -> np.ndarray:
     """A fresh zero array shaped like ``x`` in the dtype a contribution to ``x`` should have (and in the
     library of ``x`` or ``g``: a Dask cotangent gives Dask zeros)."""
+    if type(x) is np.ndarray and (type(g) is np.ndarray or type(g) is float or type(g) is np.float64):
+        return np.zeros(x.shape, np.result_type(x, g))  # both NumPy: no other library to look for
     return zeros_in(np.shape(x), np.result_type(x, g), (x, g))
 
 

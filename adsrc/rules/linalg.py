@@ -132,7 +132,14 @@ def _contract(g, a, b, spec_a, spec_b, spec_out, k):
 
 
 # ---- matmul and dot --------------------------------------------------------
+def _matrix_vector(g, a, b) -> bool:
+    """``a @ b`` of a NumPy matrix and vector, the step of most loops: its vjps skip the general case."""
+    return type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2 and b.ndim == 1
+
+
 def _matmul_da(g, ans, a, b):
+    if _matrix_vector(g, a, b):
+        return g[:, None] * b
     if np.ndim(b) == 1:
         if np.ndim(a) == 1:
             return g * b
@@ -143,6 +150,8 @@ def _matmul_da(g, ans, a, b):
 
 
 def _matmul_db(g, ans, a, b):
+    if _matrix_vector(g, a, b):
+        return a.T @ g
     if np.ndim(a) == 1:
         if np.ndim(b) == 1:
             return g * a
@@ -202,21 +211,25 @@ def _fuse_vector_calls(calls, side):
 
     For dW the contributions are outer products g_i x_iᵀ, whose sum is Gᵀ X
     with the g_i and x_i stacked as rows; for dx with one shared W it is
-    Wᵀ (Σ g_i). Returns None when the calls are not of that form.
+    Wᵀ (Σ g_i). Returns None when the calls are not of that form. The checks
+    look at whole columns (a set of types, one ``np.array`` of the rows),
+    since a loop's Stack hands over many calls at once.
     """
-    a0 = calls[0][0][2]
-    if type(a0) is not np.ndarray or a0.ndim != 2:
+    if any(kwargs or len(args) != 4 for args, kwargs in calls):
         return None
-    for args, kwargs in calls:
-        if kwargs or len(args) != 4:
-            return None
-        g, _, a, b = args
-        if type(g) is not np.ndarray or g.ndim != 1 or np.ndim(b) != 1 or np.shape(a) != a0.shape:
-            return None
+    gs, _, as_, bs = zip(*(args for args, _ in calls))
+    if {type(g) for g in gs} != {np.ndarray} or {type(a) for a in as_} != {np.ndarray}:
+        return None
+    try:
+        G, X = np.array(gs), np.array(bs)  # rows of one length, or an error (or more axes)
+    except ValueError:
+        return None
+    if G.ndim != 2 or X.ndim != 2 or X.dtype == object or {a.shape for a in as_} != {(G.shape[1], X.shape[1])}:
+        return None
     if side == 0:
-        return np.stack([c[0][0] for c in calls]).T @ np.stack([c[0][3] for c in calls])
-    if all(c[0][2] is a0 for c in calls):
-        return a0.T @ np.sum(np.stack([c[0][0] for c in calls]), axis=0)
+        return G.T @ X
+    if len({id(a) for a in as_}) == 1:
+        return as_[0].T @ np.sum(G, axis=0)
     return None
 
 

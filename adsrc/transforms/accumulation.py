@@ -10,6 +10,11 @@ The reverse pass emits, per contribution to a variable's gradient ``dW``:
   a part of a container cotangent), ``dW = accumulate(dW, c)`` or ``dW = dW + c``;
 
 and ``dW = unthunk(dW)`` where a gradient must be a value before it is read.
+In a loop of the backward sweep that only adds to ``dW``, the optimizer
+(adsrc/optimize/stacks.py) collects each deferred contribution on a Stack
+(adsrc/values/stacks.py) instead: ``dW_stack = Stack(matmul_da, 'file.py:12')``
+before the loop, ``dW_stack.add(dt, t, W, x)`` in it, and
+``dW = accumulate(dW, dW_stack.total())`` after it.
 The optimizer (adsrc/optimize) recognizes exactly these forms through the same
 :class:`Accumulation` object, so a change to what is emitted cannot silently
 stop the optimizer from matching it.
@@ -30,6 +35,7 @@ class Accumulation:
         self.thunk_name = runtime["Thunk"]
         self.unthunk_name = runtime["unthunk"]
         self.zero_name = runtime["zero"]
+        self.stack_name = runtime["Stack"]
 
     # ---- emitting -----------------------------------------------------------------
     def add(self, gradient: str, contribution: gast.expr, origin: str | None = None) -> gast.Assign:
@@ -54,6 +60,21 @@ class Accumulation:
         """``gradient = zero``."""
         return assign(gradient, name(self.zero_name))
 
+    def stack(self, stack: str, vjp: str, origin: gast.expr | None) -> gast.Assign:
+        """``stack = Stack(vjp, origin)``: where a loop's deferred contributions of ``vjp`` collect."""
+        return assign(stack, call(self.stack_name, name(vjp), *([origin] if origin is not None else [])))
+
+    @staticmethod
+    def stacked(stack: str, deferred: gast.Call) -> gast.Expr:
+        """``stack.add(*args)`` for the contribution ``Thunk(vjp, *args)``."""
+        return gast.Expr(value=gast.Call(func=gast.Attribute(value=name(stack), attr="add", ctx=gast.Load()),
+                                         args=deferred.args[1:], keywords=deferred.keywords))
+
+    def stack_total(self, gradient: str, stack: str) -> gast.Assign:
+        """``gradient = accumulate(gradient, stack.total())``."""
+        total = gast.Call(func=gast.Attribute(value=name(stack), attr="total", ctx=gast.Load()), args=[], keywords=[])
+        return self.add(gradient, total)
+
     # ---- recognizing --------------------------------------------------------------
     def added(self, value: gast.expr) -> list[gast.expr] | None:
         """``[total, contribution]`` if ``value`` is an accumulation (either form), else None."""
@@ -62,6 +83,18 @@ class Accumulation:
         if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
             return [value.left, value.right]
         return None
+
+    def deferred_add(self, stmt: gast.stmt) -> tuple[str, gast.Call, gast.expr | None] | None:
+        """``(gradient, Thunk(...), origin)`` if ``stmt`` is ``d = accumulate(d, Thunk(...)[, origin])``."""
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                and self.is_lazy_add(stmt.value)):
+            return None
+        args = stmt.value.args
+        gradient = stmt.targets[0].id
+        if len(args) < 2 or not (isinstance(args[0], gast.Name) and args[0].id == gradient) \
+                or not self.is_deferred(args[1]) or not isinstance(args[1].args[0], gast.Name):
+            return None
+        return gradient, args[1], args[2] if len(args) > 2 else None
 
     def is_lazy_add(self, value: gast.expr) -> bool:
         return self.is_call(value, self.accumulate_name)

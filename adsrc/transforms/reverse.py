@@ -143,9 +143,13 @@ class Reverse:
     def block(self, stmts: list[gast.stmt]) -> tuple[list[gast.stmt], list[gast.stmt]]:
         """Reverse a statement list; tape pushes of neighbouring statements share one tuple.
 
-        A push is delayed past the following statements until one of them
-        reassigns a pending name or control flow intervenes; the matching pop
-        then serves the backward blocks of the whole group.
+        A push is delayed past the following statements until control flow
+        intervenes; the matching pop then serves the backward blocks of the
+        whole group. A statement that reassigns a pending name ``h`` and has
+        values of its own to save keeps the old value under another name first
+        (``h_prev = h``, no copy of data), which the group pushes and its
+        backward blocks read, so that a loop body of simple statements pushes
+        once per iteration.
         """
         fwd: list[gast.stmt] = []
         bwd: list[gast.stmt] = []
@@ -171,7 +175,10 @@ class Reverse:
             writes = simple and isinstance(stmt.targets[0], gast.Subscript)  # in place: rebinds nothing
             assigned = {n.id for t in (stmt.targets if simple and not writes else []) for n in gast.walk(t)
                         if isinstance(n, gast.Name)}
-            if not simple or assigned & set(pending):
+            clash = assigned & set(pending)
+            if simple and not writes and clash and save and self.can_keep_previous(clash, group_bwd):
+                f = self.keep_previous(sorted(clash), pending, group_bwd) + f
+            elif not simple or clash:
                 flush()
             group_fwd += f
             group_bwd = b + group_bwd
@@ -180,6 +187,30 @@ class Reverse:
                 flush()
         flush()
         return fwd, merge_comments(bwd)
+
+    def can_keep_previous(self, names: set[str], group_bwd: list[gast.stmt]) -> bool:
+        """Whether the pending ``names`` can be saved under other names: none shares memory with an array
+        written in place, and the group's backward blocks only read them."""
+        return not names & self.write_aliases and not any(
+            isinstance(n, gast.Name) and n.id in names and not isinstance(n.ctx, gast.Load)
+            for s in group_bwd for n in gast.walk(s))
+
+    def keep_previous(self, names: list[str], pending: list[str], group_bwd: list[gast.stmt]) -> list[gast.stmt]:
+        """``h_prev = h`` for each pending name about to be reassigned: the group saves ``h_prev``
+        instead, and the backward blocks already in the group read it."""
+        copies = []
+        for old in names:
+            kept = self.namer.fresh(f"{old}_prev")
+            self.locals.add(kept)
+            pending[pending.index(old)] = kept
+            for s in group_bwd:
+                for n in gast.walk(s):
+                    if isinstance(n, gast.Name) and n.id == old:
+                        n.id = kept
+            copy_ = assign(kept, name(old))
+            anno.set(copy_, anno.TAPE_COPY, True)
+            copies.append(copy_)
+        return copies
 
     def stmt(self, stmt: gast.stmt) -> tuple[list, list, list[str]]:
         """Forward statements, backward statements, and the names to save on the tape."""

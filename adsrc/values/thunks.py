@@ -149,7 +149,6 @@ class AccThunk(Deferred):
     def compact(self) -> None:
         """Materialize everything pending into the owned buffer."""
         pending, self.pending, self.pending_bytes = self.pending, [], 0
-        values: list[Any] = []
         groups: dict[Callable, list[Thunk]] = {}
         for item in pending:
             if type(item) is Thunk and (
@@ -158,31 +157,35 @@ class AccThunk(Deferred):
             ):
                 groups.setdefault(item.fn, []).append(item)
             elif type(item) is Thunk:
-                values.append(item.materialize())
+                self._add_value(item.materialize())
             else:
-                values.append(item)
+                self._add_value(item)
         for fn, thunks in groups.items():
-            fuse = getattr(fn, "fuse", None)
-            if fuse is not None and len(thunks) > 1:
-                fused = _run(thunks, lambda: fuse([(t.args, t.kwargs or {}) for t in thunks]))
-                if fused is not None:
-                    values.append(fused)
-                    continue
-            add_into = getattr(fn, "add_into", None)
-            if add_into is not None and len(thunks) > 1:
-                first, rest = thunks[0], thunks[1:]
-                self._add_value(first.materialize())
-                if isinstance(self.buffer, np.ndarray) and self.buffer.dtype.kind != "c" and any(
-                        np.iscomplexobj(t.args[0]) for t in rest):
-                    self.buffer = self.buffer.astype(np.result_type(self.buffer, 1j))
-                if isinstance(self.buffer, np.ndarray):
-                    for t in rest:
-                        _run([t], lambda t=t: add_into(self.buffer, *t.args, **(t.kwargs or {})))
-                    continue
-                thunks = rest
-            values.extend(t.materialize() for t in thunks)
-        for value in values:
-            self._add_value(value)
+            self.add_calls(fn, [(t.args, t.keywords) for t in thunks], thunks)
+
+    def add_calls(self, fn: Callable, calls: list[tuple[tuple, dict]], where: list) -> None:
+        """Add ``fn(*args, **kwargs)`` for each of ``calls`` into the buffer: as one batched
+        operation if ``fn`` has a ``fuse`` form, in place if it has ``add_into``, else one by one.
+        ``where`` holds what carries the calls' origins (Thunks, or a Stack), named if one fails."""
+        fuse = getattr(fn, "fuse", None)
+        if fuse is not None and len(calls) > 1:
+            fused = _run(where, lambda: fuse(calls))
+            if fused is not None:
+                self._add_value(fused)
+                return
+        add_into = getattr(fn, "add_into", None)
+        if add_into is not None and len(calls) > 1:
+            (args, kwargs), calls = calls[0], calls[1:]
+            self._add_value(_run(where, lambda: fn(*args, **kwargs)))
+            if isinstance(self.buffer, np.ndarray) and self.buffer.dtype.kind != "c" and any(
+                    np.iscomplexobj(args[0]) for args, _ in calls):
+                self.buffer = self.buffer.astype(np.result_type(self.buffer, 1j))
+            if isinstance(self.buffer, np.ndarray):
+                for args, kwargs in calls:
+                    _run(where, lambda: add_into(self.buffer, *args, **kwargs))
+                return
+        for args, kwargs in calls:
+            self._add_value(_run(where, lambda: fn(*args, **kwargs)))
 
     def _add_value(self, value: Any) -> None:
         if value is zero:
@@ -224,8 +227,8 @@ class AccThunk(Deferred):
         return f"AccThunk({pending}{held})"
 
 
-def _explain(error: Exception, thunks: list[Thunk]) -> None:
-    """Add the original lines of failing contributions to an exception, once."""
+def _explain(error: Exception, thunks: list) -> None:
+    """Add the original lines of failing contributions (Thunks, or Stacks) to an exception, once."""
     origins = sorted({t.origin for t in thunks if getattr(t, "origin", None)})
     if origins and not getattr(error, "_adsrc_explained", False):
         error._adsrc_explained = True
@@ -236,7 +239,7 @@ def _explain(error: Exception, thunks: list[Thunk]) -> None:
         )
 
 
-def _run(thunks: list[Thunk], compute: Callable[[], Any]) -> Any:
+def _run(thunks: list, compute: Callable[[], Any]) -> Any:
     """Run a batched materialization, naming the original lines if it fails."""
     try:
         return compute()

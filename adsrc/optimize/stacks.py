@@ -1,0 +1,96 @@
+"""Stacked accumulation: a loop's deferred contributions to a gradient, collected on a Stack.
+
+Input: a lazy pullback. Output: for each loop, the outermost first, and each
+gradient ``dW`` that the loop only adds to (every ``dW`` in it is one of
+``dW = accumulate(dW, c)``), each deferred contribution
+``dW = accumulate(dW, Thunk(vjp, *args), origin)`` becomes
+``dW_stack.add(*args)`` on a ``dW_stack = Stack(vjp, origin)`` made just
+before the loop, and ``dW = accumulate(dW, dW_stack.total())`` follows the
+loop. The rule of each statement is known here, so a step no longer builds a
+Thunk nor asks at run time what kind of contribution it is: it appends the
+vjp's arguments to a list, and the Stack computes them together (one GEMM for
+the outer products of ``W @ x_i``) when the loop ends or its memory bound is
+reached (adsrc/values/stacks.py).
+
+Inside such a loop ``dW`` is never read, so when its contributions are
+summed does not change what the loop computes; after the loop it holds the
+same sum (in another order, so equal to rounding). A loop holding a
+``return``, a ``yield`` or a nested function is left alone.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import gast
+
+from ..ir.dataflow import blocks
+
+_OPAQUE = (gast.Return, gast.Yield, gast.YieldFrom, gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal)
+
+
+def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
+    acc = context.accumulation
+    if acc.eager:
+        return False
+    taken = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)}
+    return _visit(pullback.body, acc, taken)
+
+
+def _visit(block: list[gast.stmt], acc, taken: set[str]) -> bool:
+    changed = False
+    out: list[gast.stmt] = []
+    for stmt in block:
+        before, after = _stack(stmt, acc, taken) if isinstance(stmt, (gast.For, gast.While)) else ([], [])
+        out += before + [stmt] + after
+        changed |= bool(before)
+        for field in ("body", "orelse"):  # then the loops inside, for gradients this one reads
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
+                changed |= _visit(inner, acc, taken)
+    block[:] = out
+    return changed
+
+
+def _only_added(loop: gast.stmt, acc) -> set[str]:
+    """The names that ``loop`` reads and writes only in statements ``d = accumulate(d, c)``."""
+    uses = Counter(n.id for n in gast.walk(loop) if isinstance(n, gast.Name))
+    adds: Counter = Counter()
+    for block in blocks(loop.body):
+        for stmt in block:
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) \
+                    and acc.is_lazy_add(stmt.value):
+                total = stmt.value.args[0]
+                if isinstance(total, gast.Name) and total.id == stmt.targets[0].id:
+                    adds[total.id] += 1
+    return {d for d, n in adds.items() if uses[d] == 2 * n}
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    label, k = base, 1
+    while label in taken:
+        k += 1
+        label = f"{base}_{k}"
+    taken.add(label)
+    return label
+
+
+def _stack(loop: gast.stmt, acc, taken: set[str]) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """The statements to put before and after ``loop``, whose deferred additions it rewrites in place."""
+    if any(isinstance(n, _OPAQUE) for n in gast.walk(loop)):
+        return [], []
+    gradients = _only_added(loop, acc)
+    if not gradients:
+        return [], []
+    sites = [(block, i, found) for block in blocks(loop.body) for i, stmt in enumerate(block)
+             for found in [acc.deferred_add(stmt)] if found is not None and found[0] in gradients]
+    per_gradient = Counter(found[0] for _, _, found in sites)
+    before: list[gast.stmt] = []
+    after: list[gast.stmt] = []
+    for block, i, (gradient, deferred, origin) in sites:
+        vjp = deferred.args[0].id
+        # dW_stack, or dW_matmul_da_stack where several statements of the loop add to dW
+        stack = _fresh(f"{gradient}_stack" if per_gradient[gradient] == 1 else f"{gradient}_{vjp}_stack", taken)
+        before.append(acc.stack(stack, vjp, origin))
+        block[i] = gast.copy_location(acc.stacked(stack, deferred), block[i])
+        after.append(acc.stack_total(gradient, stack))
+    return before, after

@@ -1,0 +1,114 @@
+"""Stacked contributions: one accumulation statement's deferred contributions across a loop's steps.
+
+Where the compiler knows that a loop of the backward sweep only ever adds to
+a gradient ``dW`` (it never reads it inside the loop), it replaces each step's
+``dW = accumulate(dW, Thunk(matmul_da, g, None, W, x))`` by
+``dW_stack.add(g, None, W, x)`` on a :class:`Stack` made before the loop,
+and adds ``dW_stack.total()`` to ``dW`` after it (adsrc/optimize/stacks.py).
+A step then costs one list append instead of a Thunk, a call of
+``accumulate`` and a look at the kind of what it holds; the Stack knows its
+rule from the start.
+
+The total is computed as :class:`AccThunk` computes its pending thunks of one
+rule: a rule with a batched ``fuse`` form computes all of them as one
+operation (the outer products ``g_i x_iᵀ`` of ``W @ x_i`` as one GEMM, ``Gᵀ X``
+with the ``g_i`` and ``x_i`` stacked as rows); one with ``add_into`` adds each
+into one buffer; any other is computed call by call and summed. The bounds of
+``config.max_pending`` and ``config.max_pending_bytes`` hold as for an
+AccThunk (read when the Stack is made, before its loop): past either, the
+Stack computes what it holds into its buffer.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..config import config
+from .thunks import _SCALARS, AccThunk, _explain, _nbytes
+from .zero import Deferred, zero
+
+__all__ = ["Stack"]
+
+
+class Stack(Deferred):
+    """The pending calls of one vjp, one per loop step, and the sum of those already computed.
+
+    ``origin`` is the original ``file:line`` of the statement, named if a
+    call fails when computed.
+
+    >>> import numpy as np, adsrc
+    >>> from adsrc.values.stacks import Stack
+    >>> stack = Stack(np.multiply, 'example.py:3')
+    >>> for x in (np.ones(2), np.arange(2.0)):
+    ...     stack.add(x, 2.0)
+    >>> stack
+    Stack(multiply x2 from example.py:3)
+    >>> stack.total().tolist()
+    [2.0, 4.0]
+    """
+
+    __slots__ = ("vjp", "origin", "calls", "pending_bytes", "sum", "number", "small", "max_pending", "max_bytes")
+
+    def __init__(self, vjp: Callable, origin: str | None = None) -> None:
+        self.vjp = vjp
+        self.origin = origin
+        self.calls: list[tuple[tuple, dict]] = []
+        self.pending_bytes = 0
+        self.sum = AccThunk()
+        self.number: Any = None  # the sum of the contributions that were Python or NumPy floats
+        # The settings, read once per loop rather than at every step.
+        self.small, self.max_pending, self.max_bytes = config.small_size, config.max_pending, config.max_pending_bytes
+
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        """Hold the call ``vjp(*args, **kwargs)``; a zero cotangent (``args[0]``) contributes nothing, and
+        one of at most ``config.small_size`` elements is computed at once, as :func:`accumulate` does."""
+        g = args[0]
+        if type(g) is np.ndarray and g.size > self.small:
+            self.pending_bytes += g.nbytes
+        elif g is zero:
+            return
+        elif type(g) in _SCALARS or type(g) is np.ndarray:
+            self._add_now(args, kwargs)
+            return
+        else:
+            self.pending_bytes += _nbytes(g)
+        calls = self.calls
+        calls.append((args, kwargs))
+        if len(calls) > self.max_pending or self.pending_bytes > self.max_bytes:
+            self.compact()
+
+    def _add_now(self, args: tuple, kwargs: dict) -> None:
+        try:
+            value = self.vjp(*args, **kwargs)
+        except Exception as error:
+            _explain(error, [self])
+            raise
+        kind = type(value)
+        if kind is float or kind is np.float64:
+            number = self.number
+            self.number = value if number is None else number + value
+        else:
+            self.sum.add(value)
+
+    def compact(self) -> None:
+        """Compute the pending calls into the sum."""
+        calls, self.calls, self.pending_bytes = self.calls, [], 0
+        if calls:
+            self.sum.add_calls(self.vjp, calls, [self])
+
+    def total(self) -> Any:
+        """The sum of every call added (``zero`` if none was)."""
+        self.compact()
+        total = self.sum.materialize()
+        if self.number is None:
+            return total
+        return self.number if total is zero else total + self.number
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __repr__(self) -> str:
+        kind = getattr(self.vjp, "__name__", repr(self.vjp))
+        where = f" from {self.origin}" if self.origin else ""
+        return f"Stack({kind} x{len(self.calls)}{where})"
