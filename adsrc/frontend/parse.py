@@ -41,6 +41,9 @@ class Parsed:
     first_line: int
     indent: int
     closure: dict[str, Any] = field(default_factory=dict)
+    # Names the front end adds and binds itself (a local function's definition; frontend/inline.py):
+    # resolved before anything outside, and bound in the generated module's namespace.
+    generated: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -53,7 +56,10 @@ class Parsed:
         return f"{self.filename}:{line}" + ("" if col is None else f":{col + 1}")
 
     def resolve(self, name: str) -> Any:
-        """The object a free name refers to: closure cell, global, builtin, or _MISSING."""
+        """The object a free name refers to: a name the front end bound, closure cell, global, builtin,
+        or _MISSING."""
+        if name in self.generated:
+            return self.generated[name]
         return resolve_outside(self.func, self.closure, name)
 
     def source_line(self, lineno: int) -> str:
@@ -195,7 +201,8 @@ def bound_parts(func: Any) -> tuple[Any, tuple, dict]:
     return func, prefix, keywords
 
 
-def parse_function(func: Callable) -> Parsed:
+def parse_function(func: Callable, lifted: bool = False) -> Parsed:
+    """``func`` parsed; ``lifted``: a closure whose cells (``co_freevars``) become its first parameters."""
     name = getattr(func, "__name__", repr(func))
     if not inspect.isfunction(func):
         raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
@@ -235,7 +242,12 @@ def parse_function(func: Callable) -> Parsed:
     args.args = list(args.posonlyargs) + list(args.args) + star + list(args.kwonlyargs) + double
     args.vararg = args.kwarg = None
     args.posonlyargs, args.kwonlyargs, args.kw_defaults, args.defaults = [], [], [], []
-    return Parsed(func, node, filename, first_line, indent, closure_values(func))
+    closure = closure_values(func)
+    if lifted:
+        args.args = [gast.Name(id=v, ctx=gast.Param(), annotation=None, type_comment=None)
+                     for v in func.__code__.co_freevars] + args.args
+        closure = {}
+    return Parsed(func, node, filename, first_line, indent, closure)
 
 
 _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef)

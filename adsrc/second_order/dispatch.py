@@ -116,7 +116,7 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()
     wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
-    pair, dpair = _transformed(compile(plan.function, wrt, EAGER).function, tuple(param_tangents), {},
+    pair, dpair = _transformed(compile(plan.function, wrt, EAGER, plan.lifted).function, tuple(param_tangents), {},
                                tuple(plan.values()), {})
     value, inner = pair
 

@@ -1,0 +1,115 @@
+"""Local functions used as values: their definitions become calls that make the closure Python makes.
+
+Input: a local function (``def g`` or a lambda) of the function being
+compiled that is used as a value (passed to a function, returned, stored,
+given to ``adsrc.grad``), and the top-level statements around it. Output: the
+expression that makes it, ``local_function(g_code, (x, w), defaults)``
+(rules/closures.py): the code object Python compiled for it, found among the
+enclosing function's constants, with the values of the variables it captures
+(its ``co_freevars``, in order) and its defaults. A call of the closure then
+compiles it with those values as leading parameters, so gradients reach them.
+
+Python's closure reads a captured variable when it runs; ``local_function``
+reads it when the definition runs. The two agree when nothing rebinds the
+variable after the definition (nor writes into it), and when it was assigned
+before: both are checked here, and anything else is refused.
+"""
+from __future__ import annotations
+
+import copy
+import types
+from typing import Any
+
+import gast
+
+from ..errors import UnsupportedSyntax
+from ..ir.build import const, name
+from ..rules.closures import LocalDefinition, local_function
+from .parse import Parsed
+
+
+class Closures:
+    """Makes the closure expressions of one function's local functions (see the module docstring)."""
+
+    def __init__(self, parsed: Parsed, namer: Any, runtime: dict[str, str], renamed: dict[str, str]):
+        self.parsed = parsed
+        self.namer = namer
+        self.renamed = renamed  # locals renamed by desugar (a local named like a builtin)
+        self.maker = runtime.get("local_function", "local_function")
+        parsed.generated[self.maker] = local_function
+        self.params = {a.id for a in parsed.node.args.args}
+
+    def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
+        raise UnsupportedSyntax(construct, self.parsed.where(node), hint)
+
+    def code_of(self, fn: gast.FunctionDef, lineno: int, label: str) -> types.CodeType:
+        """The code object Python compiled for the local function ``fn`` defined on line ``lineno``."""
+        code_name = "<lambda>" if label == "lambda" else fn.name
+        params = tuple(a.id for a in fn.args.args + fn.args.kwonlyargs)
+        found = []
+        pending = [self.parsed.func.__code__]
+        while pending:
+            for const_ in pending.pop().co_consts:
+                if isinstance(const_, types.CodeType):
+                    pending.append(const_)
+                    count = const_.co_argcount + const_.co_kwonlyargcount
+                    if const_.co_name == code_name and const_.co_firstlineno == lineno \
+                            and const_.co_varnames[:count] == params[:count]:
+                        found.append(const_)
+        if len(found) != 1:
+            self.fail(fn, f"using the {label} {fn.name} as a value" + (" (several on one line)" if found else ""),
+                      "define it with def on a line of its own, or at module level")
+        return found[0]
+
+    def make(self, fn: gast.FunctionDef, lineno: int, label: str, body: list[gast.stmt], position: int,
+             where: gast.AST) -> gast.expr:
+        """``local_function(definition, (captured...), defaults)`` for ``fn``, defined by the top-level
+        statement ``body[position]`` (the statement itself counts as after the definition)."""
+        code = self.code_of(fn, lineno, label)
+        definition = LocalDefinition(code, self.parsed.func.__globals__,
+                                     getattr(code, "co_qualname", code.co_name), self.parsed.where(where))
+        key = self.namer.fresh(f"{fn.name if label != 'lambda' else 'lambda'}_code")
+        self.parsed.generated[key] = definition
+        captured = []
+        for var in code.co_freevars:
+            local = self.renamed.get(var, var)
+            self.check_captured(fn, local, var, body, position, where)
+            captured.append(name(local))
+        defaults = gast.Tuple(elts=copy.deepcopy(fn.args.defaults), ctx=gast.Load()) if fn.args.defaults else const(None)
+        args = [name(key), gast.Tuple(elts=captured, ctx=gast.Load()), defaults]
+        given = [(a.id, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None]
+        if given:
+            args.append(gast.Dict(keys=[const(k) for k, _ in given], values=[copy.deepcopy(d) for _, d in given]))
+        made = gast.Call(func=name(self.maker), args=args, keywords=[])
+        for node in gast.walk(made):
+            gast.copy_location(node, where)
+        return made
+
+    def check_captured(self, fn: gast.FunctionDef, local: str, var: str, body: list[gast.stmt], position: int,
+                       where: gast.AST) -> None:
+        """A captured local must be assigned before the definition and never rebound (or written into)
+        after it: the closure then reads what Python's would."""
+        before = {n.id for stmt in body[:position] for n in gast.walk(stmt)
+                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        after = [n for stmt in body[position:] for n in gast.walk(stmt) if _stores_into(n, local)]
+        is_local = local in before or local in self.params or after
+        if not is_local:
+            return  # a closure cell or global of the enclosing function: read as it is
+        if after:
+            self.fail(after[0], f"changing {var} after the local function {fn.name} that captures it is defined",
+                      f"give the new value its own name, so that {fn.name} reads the value it was defined with")
+        if local not in before and local not in self.params:
+            self.fail(where, f"the local function {fn.name} capturing {var} before it is assigned",
+                      f"assign {var} before defining {fn.name}")
+
+
+def _stores_into(node: gast.AST, local: str) -> bool:
+    """Whether ``node`` rebinds ``local`` or writes into it (``local[i] = v``, ``local.a = v``)."""
+    if isinstance(node, gast.Name):
+        return node.id == local and isinstance(node.ctx, (gast.Store, gast.Del))
+    if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(node.ctx, (gast.Store, gast.Del)):
+        root = node.value
+        while isinstance(root, (gast.Subscript, gast.Attribute)):
+            root = root.value
+        return isinstance(root, gast.Name) and root.id == local
+    return False
