@@ -305,6 +305,10 @@ class _Plan:
             if hasattr(type(callee), "__adsrc_pullback__"):  # a derivative made by adsrc.grad, called inside
                 self.derivative, self.label = callee, repr(callee)
                 self.bound = self.positional
+                captured = captures(getattr(callee, "root", None))
+                if captured is not None and owner == _SELF:  # grad(g) of a local function g: g's captured values
+                    self.derivative = callee.__adsrc_lifted__()
+                    self.bound = [(v, _Captured(i, len(captured))) for i, v in enumerate(captured)] + self.bound
                 return
             if recomputes(callee) and unwrap(callee) is not callee:  # adsrc.checkpoint(f) called as a value:
                 callee = unwrap(callee)  # differentiated as f, whose tape is then kept (not recomputed)

@@ -46,6 +46,7 @@ from ..optimize import Context
 from ..optimize import optimize as run_passes
 from ..rules import registry
 from ..rules.checkpoint import compiled_as, compiled_with
+from ..rules.closures import lifted_from
 from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
 from .cache import CompileCache
@@ -324,5 +325,7 @@ def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE, lifted: 
     func = compiled_as(func)
     if not inspect.isfunction(func):
         func = bound_parts(func)[0]
+    if lifted_from(func) is not None:  # a local function given its captured values first (rules/closures.py)
+        func, lifted = lifted_from(func), True
     options = (wrt, mode, True) if lifted else (wrt, mode)
     return cache.get(func, options, lambda: compile_uncached(func, wrt, mode, lifted))

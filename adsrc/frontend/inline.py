@@ -77,6 +77,10 @@ class Inliner:
             if fname in valued:
                 slot.value = self.closures.make(self.local[fname], lineno, label, rest, rest.index(slot), slot)
         rest = [s for s in rest if not any(s is slot and fname not in valued for fname, (slot, _, _) in slots.items())]
+        made = {id(slot) for slot, _, _ in slots.values()}
+        for position, stmt in enumerate(rest):
+            if id(stmt) not in made:
+                _LambdaMaker(self.closures, rest, position).visit(stmt)
         self.valued = valued
         self._check_defined_before_use(rest, defined_at)
         called = {c.func.id for node in rest + [fn for fn in self.local.values()] for c in self._calls(node)}
@@ -89,7 +93,6 @@ class Inliner:
                           "give it a single return at the end, or define it at module level")
             if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
                 self.fail(fn, f"the local function {name} with *args, **kwargs or keyword-only parameters")
-        made = {id(slot) for slot, _, _ in slots.values()}
         for stmt in rest:
             for node in gast.walk(stmt):
                 if isinstance(node, gast.Name) and node.id in self.local and id(stmt) not in made:
@@ -211,6 +214,16 @@ class Inliner:
         return inner[-1].value
 
 
+class _LambdaMaker(gast.NodeTransformer):
+    """A lambda in an expression of a top-level statement: made there, as Python makes it (closures.py)."""
+
+    def __init__(self, closures: Closures, body: list[gast.stmt], position: int):
+        self.closures, self.body, self.position = closures, body, position
+
+    def visit_Lambda(self, node: gast.Lambda) -> gast.expr:
+        return self.closures.make(lambda_as_def(node, "lambda"), node.lineno, "lambda", self.body, self.position, node)
+
+
 class _CallReplacer(gast.NodeTransformer):
     def __init__(self, inliner: Inliner, before: list[gast.stmt]):
         self.inliner = inliner
@@ -233,7 +246,7 @@ def inline_local_functions(parsed: Parsed, namer: Namer, body: list[gast.stmt], 
     inliner = Inliner(parsed, namer, prepare, closures)
     rest = inliner.extract(body)
     if not inliner.local:
-        return body
+        return rest
     for fn in inliner.local.values():
         fn.body = prepare(fn.body)
     return inliner.block(rest)

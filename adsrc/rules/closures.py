@@ -19,6 +19,7 @@ adsrc/calls.py), so that gradients reach the enclosing variables it captures.
 """
 from __future__ import annotations
 
+import inspect
 import types
 import weakref
 from typing import Any, Callable
@@ -61,6 +62,38 @@ def captures(func: Any) -> tuple | None:
     except TypeError:  # not hashable: not one of ours
         return None
     return tuple(cell.cell_contents for cell in func.__closure__ or ()) if made else None
+
+
+_lifted: "weakref.WeakKeyDictionary[Callable, Callable]" = weakref.WeakKeyDictionary()
+
+
+def lift(func: Callable) -> Callable:
+    """``func`` (made by :func:`local_function`) with its captured values as leading parameters:
+    ``lift(g)(*captured, *args)`` is ``g(*args)`` with ``captured`` in its cells. Compiling it compiles
+    ``g`` lifted (``compile(g, ..., lifted=True)``), so the API differentiates it like any function."""
+    names = func.__code__.co_freevars
+    count = len(names)
+
+    def lifted(*args: Any, **kwargs: Any) -> Any:
+        again = LocalDefinition(func.__code__, func.__globals__, func.__qualname__, "")
+        return local_function(again, args[:count], func.__defaults__, func.__kwdefaults__)(*args[count:], **kwargs)
+
+    signature = inspect.signature(func)
+    captured = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
+    rest = [p.replace(kind=p.POSITIONAL_OR_KEYWORD) if p.kind is p.POSITIONAL_ONLY else p
+            for p in signature.parameters.values()]
+    lifted.__signature__ = signature.replace(parameters=captured + rest)
+    lifted.__name__, lifted.__qualname__, lifted.__module__ = func.__name__, func.__qualname__, func.__module__
+    _lifted[lifted] = func
+    return lifted
+
+
+def lifted_from(func: Any) -> Callable | None:
+    """The local function :func:`lift` made ``func`` from, else None."""
+    try:
+        return _lifted.get(func)
+    except TypeError:
+        return None
 
 
 def _identity(g: Any, ans: Any, definition: Any, captured: Any, defaults: Any = None, kwdefaults: Any = None) -> Any:

@@ -112,6 +112,9 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     if plan.rule is not None:
         raise NotImplementedError(f"second order through {plan.label} called as a value at {fn.where}; call it "
                                   f"by its name")
+    if plan.derivative is not None:  # a gradient called inside: its pullback is already a second derivative
+        raise NotImplementedError(f"differentiating {plan.label}, called at {fn.where}, twice more: that is a third "
+                                  f"derivative, and adsrc differentiates up to order 2")
     given = {**dict(enumerate(tangents)), **ktangents}
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()

@@ -10,6 +10,7 @@ import numpy as np
 
 import adsrc
 from adsrc.api.derivative import Derivative
+from adsrc.rules.registry import defjvp, defvjp
 
 from . import _only
 from ._bridge import as_type_error, bind
@@ -60,6 +61,12 @@ grad = _nary("grad", lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs), adsrc.grad)
 value_and_grad = _nary("value_and_grad", lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs), adsrc.value_and_grad)
 grad_and_aux = _nary("grad_and_aux", lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs),
                      lambda fun, wrt: adsrc.grad(fun, wrt=wrt, has_aux=True))
+
+# Called inside a differentiated function on a local function g (``grad(inner)(y)`` in f), they make an adsrc
+# Derivative of g, whose cotangent is g's own, as adsrc.grad's rule says (adsrc/api/gradients.py).
+for _operator in (grad, value_and_grad, grad_and_aux):
+    defvjp(_operator, lambda g, ans, fun, argnum=0: g, None)
+    defjvp(_operator, lambda t, ans, fun, argnum=0: t, None, piecewise_linear=True)
 jacobian = _nary("jacobian", lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs), adsrc.jacobian)
 hessian = _nary("hessian", lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs), adsrc.hessian)
 

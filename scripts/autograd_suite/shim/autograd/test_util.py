@@ -66,10 +66,10 @@ def _capped_order(fun, g, xs, order):
     """``order``, lowered so that the derivatives checked are of order 2 at most, counted from the root
     function: ``fun`` may be a derivative (grad(f)), or differentiate inside (a lambda calling grad(f))."""
     already = fun.order if isinstance(fun, Derivative) else 0
-    if not already:
-        before = _only.derivative_calls[0]
-        g(*xs)
-        already = 1 if _only.derivative_calls[0] > before else 0
+    before = _only.derivative_calls[0]
+    g(*xs)
+    own = 1 if isinstance(fun, Derivative) else 0  # a derivative's own call counts once
+    already += 1 if _only.derivative_calls[0] > before + own else 0  # and it may differentiate inside too
     capped = min(order, MAX_ORDER - already)
     if capped < order:
         _only.capped.append(f"order {order + already} checked to order {capped + already}")
