@@ -25,7 +25,7 @@ import gast
 from ..errors import UnsupportedSyntax
 from ..ir.build import const, name
 from ..rules.closures import LocalDefinition, local_function
-from .parse import Parsed
+from .parse import Parsed, first_column
 
 
 class Closures:
@@ -46,19 +46,16 @@ class Closures:
         """The code object Python compiled for the local function ``fn`` defined on line ``lineno``."""
         code_name = "<lambda>" if label == "lambda" else fn.name
         params = tuple(a.id for a in fn.args.args + fn.args.kwonlyargs)
-        found = []
-        pending = [self.parsed.func.__code__]
-        while pending:
-            for const_ in pending.pop().co_consts:
-                if isinstance(const_, types.CodeType):
-                    pending.append(const_)
-                    count = const_.co_argcount + const_.co_kwonlyargcount
-                    if const_.co_name == code_name and const_.co_firstlineno == lineno \
-                            and const_.co_varnames[:count] == params[:count]:
-                        found.append(const_)
-        if len(found) != 1:
-            self.fail(fn, f"using the {label} {fn.name} as a value" + (" (several on one line)" if found else ""),
-                      "define it with def on a line of its own, or at module level")
+        found = [c for c in self.parsed.func.__code__.co_consts if isinstance(c, types.CodeType)
+                 and c.co_name == code_name and c.co_firstlineno == lineno
+                 and c.co_varnames[:c.co_argcount + c.co_kwonlyargcount] == params[:c.co_argcount + c.co_kwonlyargcount]]
+        if len(found) > 1:  # several on one line: the one whose code starts where this one's body does
+            start = getattr(fn.body[-1].value if label == "lambda" else fn.body[0], "col_offset", 0)
+            columns = [(first_column(c, lineno), c) for c in found]
+            found = [min(((col, c) for col, c in columns if col >= start), key=lambda pair: pair[0],
+                         default=(0, None))[1]]
+        if not found or found[0] is None:
+            self.fail(fn, f"using the {label} {fn.name} as a value", "define it with def, or at module level")
         return found[0]
 
     def make(self, fn: gast.FunctionDef, lineno: int, label: str, body: list[gast.stmt], position: int,

@@ -123,7 +123,7 @@ class SyntaxFence(gast.NodeVisitor):
         self.locals = self.aliasing.locals
         self._callables: dict[str, list] | None = None
         self._top_targets: list[gast.AST] = []
-        self._inside = ""  # "a local function" or "a comprehension" while visiting one (lambdas are refused there)
+        self._inside = ""  # "a comprehension" while visiting one (a lambda there is refused)
 
     def visit_Expr(self, node: gast.Expr) -> None:
         call = node.value
@@ -143,23 +143,19 @@ class SyntaxFence(gast.NodeVisitor):
                 isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(stmt)):
             for default in stmt.args.defaults:
                 self.visit(default)
-            self._inside = "a local function"
             for inner in stmt.body:
                 self.visit(inner)
-            self._inside = ""
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             for default in stmt.value.args.defaults:
                 self.visit(default)
-            self._inside = "a local function"
             self.visit(stmt.value.body)
-            self._inside = ""
         else:
             self.visit(stmt)
 
     def visit_Lambda(self, node: gast.Lambda) -> None:
         """A lambda in an expression is made where it stands (closures.py); its body is compiled when it
-        is called. Inside a local function or a comprehension it is refused."""
+        is called. Inside a comprehension it is refused (Python compiles it in the comprehension's scope)."""
         if self._inside:
             self.fail(node, f"a lambda inside {self._inside}",
                       "write `name = lambda ...` at the top level of the function, or define it at module level")
@@ -479,7 +475,9 @@ class SyntaxFence(gast.NodeVisitor):
                 self.visit(gen.iter)
                 for cond in gen.ifs:
                     self.visit(cond)
+            inside, self._inside = self._inside, "a comprehension"
             self.visit(comp.elt)
+            self._inside = inside
             for arg in node.args[1:]:
                 self.visit(arg)
             return

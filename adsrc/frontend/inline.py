@@ -182,6 +182,9 @@ class Inliner:
     def expand(self, call: gast.Call, before: list[gast.stmt]) -> gast.expr:
         """Hoist the body of a local function for one call; return the value it returns."""
         fn = self.local[call.func.id]
+        if any(isinstance(n, gast.Lambda) for s in fn.body for n in gast.walk(s)):
+            self.fail(call, f"calling the local function {fn.name}, which makes a lambda, by its name",
+                      f"pass {fn.name} as a value (then Python's own code runs), or define it at module level")
         if self.depth >= _MAX_DEPTH:
             self.fail(call, f"recursion in the local function {fn.name}", "define it at module level")
         params = [a.id for a in fn.args.args]

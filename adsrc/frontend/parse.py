@@ -222,7 +222,7 @@ def parse_function(func: Callable, lifted: bool = False) -> Parsed:
     except SyntaxError:
         # A lambda inside a larger expression: its lines alone may not parse.
         raise SourceUnavailable(name, "its source lines do not parse on their own") from None
-    node = _find_definition(module, func)
+    node = _find_definition(module, func, first_line, indent)
     if node is None:
         raise SourceUnavailable(name, "its definition was not found in its source lines")
     for child in gast.walk(node):
@@ -253,7 +253,8 @@ def parse_function(func: Callable, lifted: bool = False) -> Parsed:
 _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 
 
-def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | None:
+def _find_definition(module: gast.Module, func: Callable, first_line: int = 1,
+                     indent: int = 0) -> gast.FunctionDef | None:
     name = func.__code__.co_name  # not __name__, which functools.wraps or a user may change
     for child in module.body:
         if isinstance(child, _DEFINITIONS) and child.name == name:
@@ -265,6 +266,17 @@ def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | 
         lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
         params = func.__code__.co_varnames[: func.__code__.co_argcount]
         matching = [n for n in lambdas if tuple(a.id for a in n.args.args) == params]
+        if len(matching) > 1:  # several: the one on the code's line whose body starts where its code does
+            code, line = func.__code__, func.__code__.co_firstlineno
+            column = first_column(code, line)
+            matching = [n for n in matching if n.lineno + first_line - 1 == line
+                        and n.body.col_offset + indent == column]
         if len(matching) == 1:
             return lambda_as_def(matching[0])
     return None
+
+
+def first_column(code: types.CodeType, lineno: int) -> int:
+    """The leftmost column, on line ``lineno``, of a code object's instructions (-1 if none)."""
+    return min((col for line, _, col, end in code.co_positions()
+                if line == lineno and col is not None and end is not None and end > col), default=-1)
