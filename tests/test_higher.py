@@ -204,6 +204,34 @@ def test_jvp_of_grad_is_forward_over_reverse():
     np.testing.assert_allclose(tangent, adsrc.hessian(rosenbrock)(x) @ v, rtol=1e-10)
 
 
+def outer_and_dot(x, A):
+    return np.sin(np.outer(x, x)) + np.cos(A @ x)
+
+
+def test_jacobian_of_a_jacobian_matches_finite_differences():
+    x, A = RNG.normal(size=3), RNG.normal(size=(3, 3))
+    J = adsrc.jacobian(outer_and_dot)
+    expected = fd_jacobian(lambda z: J(z, A), x)
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(adsrc.jacobian(J, mode=mode)(x, A), expected, atol=1e-7)
+    assert adsrc.jacobian(J).order == 2
+    with pytest.raises(adsrc.errors.InvalidArgument, match="second derivative already"):
+        adsrc.jacobian(adsrc.jacobian(J))(x, A)
+
+
+def sine_of_jacobian(x, A):
+    return np.sum(np.sin(adsrc.jacobian(outer_and_dot)(x, A)) * A)
+
+
+def test_a_jacobian_called_inside_a_differentiated_function():
+    x, A = RNG.normal(size=3), RNG.normal(size=(3, 3))
+    expected = fd_jacobian(lambda z: sine_of_jacobian(z, A), x)
+    for eager in (False, True):
+        np.testing.assert_allclose(adsrc.grad(sine_of_jacobian, eager=eager)(x, A), expected, atol=1e-7)
+    v = RNG.normal(size=3)
+    np.testing.assert_allclose(adsrc.jvp(sine_of_jacobian, (x, A), (v, None))[1], expected @ v, atol=1e-7)
+
+
 # ---- thunks are off at the inner level ---------------------------------------------------------
 def test_second_order_runs_the_eager_adjoint_whatever_the_mode(monkeypatch):
     made = []

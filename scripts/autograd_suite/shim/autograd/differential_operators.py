@@ -10,6 +10,7 @@ import numpy as np
 
 import adsrc
 from adsrc.api.derivative import Derivative
+from adsrc.api.higher import Jacobian
 from adsrc.rules.registry import defjvp, defvjp
 
 from . import _only
@@ -20,14 +21,22 @@ class _TypedDerivative(Derivative):
     """An adsrc Derivative whose refusals of arguments or outputs are also TypeErrors, as autograd's are."""
 
     def __call__(self, *args, **kwargs):
-        _only.derivative_calls[0] += 1
+        _only.derivative_calls.append(self.order)
         return as_type_error(Derivative.__call__)(self, *args, **kwargs)
 
 
+class _TypedJacobian(Jacobian):
+    """An adsrc Jacobian whose calls are counted, like _TypedDerivative's, with TypeErrors as autograd's."""
+
+    def __call__(self, *args, **kwargs):
+        _only.derivative_calls.append(self.order)
+        return as_type_error(Jacobian.__call__)(self, *args, **kwargs)
+
+
 def _direct(fun) -> bool:
-    """Whether adsrc takes ``fun`` as it is: a Python function, or a derivative adsrc made."""
-    return isinstance(fun, Derivative) or (isinstance(fun, types.FunctionType)
-                                           and not fun.__module__.startswith("autograd"))
+    """Whether adsrc takes ``fun`` as it is: a Python function, or a derivative or Jacobian adsrc made."""
+    return isinstance(fun, (Derivative, Jacobian)) or (isinstance(fun, types.FunctionType)
+                                                       and not fun.__module__.startswith("autograd"))
 
 
 def _nary(name, build, adsrc_operator=None):
@@ -44,11 +53,13 @@ def _nary(name, build, adsrc_operator=None):
             derivative = adsrc_operator(fun, wrt=tuple(argnum) if isinstance(argnum, list) else argnum)
             if type(derivative) is Derivative:
                 derivative.__class__ = _TypedDerivative
+            elif type(derivative) is Jacobian:
+                derivative.__class__ = _TypedJacobian
             return derivative
 
         @as_type_error
         def run(*args, **kwargs):
-            _only.derivative_calls[0] += 1
+            _only.derivative_calls.append(1)
             g, xs, wrt = bind(fun, argnum, args, kwargs)
             return build(g, xs, wrt)
         run.__name__ = getattr(fun, "__name__", "fun")
