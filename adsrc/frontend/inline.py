@@ -18,6 +18,7 @@ body would not do what Python does.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 
 import gast
@@ -225,6 +226,18 @@ class _LambdaMaker(gast.NodeTransformer):
 
     def visit_Lambda(self, node: gast.Lambda) -> gast.expr:
         return self.closures.make(lambda_as_def(node, "lambda"), node.lineno, "lambda", self.body, self.position, node)
+
+    def visit_Call(self, node: gast.Call) -> gast.Call:
+        """The ``key=`` lambda of sorted, min or max stays as written: it only ranks, carrying no gradient."""
+        ranks = isinstance(node.func, gast.Name) and \
+            self.closures.parsed.resolve(node.func.id) in (builtins.sorted, builtins.min, builtins.max)
+        kept = [k for k in node.keywords if ranks and k.arg == "key" and isinstance(k.value, gast.Lambda)]
+        node.func = self.visit(node.func)
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            if k not in kept:
+                k.value = self.visit(k.value)
+        return node
 
 
 class _CallReplacer(gast.NodeTransformer):
