@@ -154,10 +154,10 @@ def recursive_local_function(x):
 
 
 @pytest.mark.parametrize("f, message", [
-    (rebinds_a_captured_variable, "changing x after the local function"),
-    (writes_into_a_captured_array, "changing v after the local function"),
+    (rebinds_a_captured_variable, "changing x after the lambda, which captures it"),
+    (writes_into_a_captured_array, "changing v after the lambda"),
     (lambda_in_a_comprehension, "a lambda inside a comprehension"),
-    (recursive_local_function, "changing g after the local function g|capturing g"),
+    (recursive_local_function, "the local function g, which calls itself"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_refused_with_where_and_a_remedy(f, message):
     x = np.array([1.0, 2.0]) if f is writes_into_a_captured_array else 1.0

@@ -55,7 +55,7 @@ class Closures:
             found = [min(((col, c) for col, c in columns if col >= start), key=lambda pair: pair[0],
                          default=(0, None))[1]]
         if not found or found[0] is None:
-            self.fail(fn, f"using the {label} {fn.name} as a value", "define it with def, or at module level")
+            self.fail(fn, f"using {_what(fn, label)} as a value", "define it with def, or at module level")
         return found[0]
 
     def make(self, fn: gast.FunctionDef, lineno: int, label: str, body: list[gast.stmt], position: int,
@@ -70,7 +70,10 @@ class Closures:
         captured = []
         for var in code.co_freevars:
             local = self.renamed.get(var, var)
-            self.check_captured(fn, local, var, body, position, where)
+            if var == fn.name:
+                self.fail(where, f"using the local function {fn.name}, which calls itself, as a value",
+                          "define it at module level")
+            self.check_captured(_what(fn, label), local, var, body, position, where)
             captured.append(name(local))
         defaults = gast.Tuple(elts=copy.deepcopy(fn.args.defaults), ctx=gast.Load()) if fn.args.defaults else const(None)
         args = [name(key), gast.Tuple(elts=captured, ctx=gast.Load()), defaults]
@@ -82,7 +85,7 @@ class Closures:
             gast.copy_location(node, where)
         return made
 
-    def check_captured(self, fn: gast.FunctionDef, local: str, var: str, body: list[gast.stmt], position: int,
+    def check_captured(self, what: str, local: str, var: str, body: list[gast.stmt], position: int,
                        where: gast.AST) -> None:
         """A captured local must be assigned before the definition and never rebound (or written into)
         after it: the closure then reads what Python's would."""
@@ -93,11 +96,14 @@ class Closures:
         if not is_local:
             return  # a closure cell or global of the enclosing function: read as it is
         if after:
-            self.fail(after[0], f"changing {var} after the local function {fn.name} that captures it is defined",
-                      f"give the new value its own name, so that {fn.name} reads the value it was defined with")
+            self.fail(after[0], f"changing {var} after {what}, which captures it, is defined",
+                      f"give the new value its own name, so that {what} reads the value it was defined with")
         if local not in before and local not in self.params:
-            self.fail(where, f"the local function {fn.name} capturing {var} before it is assigned",
-                      f"assign {var} before defining {fn.name}")
+            self.fail(where, f"{what} capturing {var} before it is assigned", f"assign {var} before defining it")
+
+
+def _what(fn: gast.FunctionDef, label: str) -> str:
+    return "the lambda" if label == "lambda" else f"the local function {fn.name}"
 
 
 def _stores_into(node: gast.AST, local: str) -> bool:
