@@ -24,6 +24,7 @@ import types
 import weakref
 from typing import Any, Callable
 
+from ._util import note
 from .registry import defjvp, defvjp
 
 
@@ -105,7 +106,8 @@ def _identity_jvp(t: Any, ans: Any, definition: Any, captured: Any, defaults: An
     return t
 
 
-defvjp(local_function, None, _identity, None, None)
+note("a local function used as a value (the frontend makes it here): its cotangent is that of the values it "
+     "captures", defvjp(local_function, None, _identity, None, None))
 defjvp(local_function, None, _identity_jvp, None, None, piecewise_linear=True).extra["no_derivative"] = {
     2: "a local function's default values are not differentiated; pass the value as an argument",
     3: "a local function's default values are not differentiated; pass the value as an argument"}
