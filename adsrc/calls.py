@@ -97,6 +97,11 @@ class CallDerivative:
         for key, value in keywords.items():
             plan.keywords[key] = (value, (key, None))
         plan.resolve(callee)
+        if plan.derivative is not None and not plan.lifted and self.active(_SELF):
+            raise RefusedWhenRun(f"differentiating {plan.label} with respect to what the function it differentiates "
+                                 f"holds (an object's attributes, a partial's arguments)", self.where,
+                                 "give those values to the derivative as arguments, as in "
+                                 "adsrc.grad(Model.loss, wrt=(0, 1))(model, x)")
         if plan.lifted and self.method and self.active(_SELF):
             raise RefusedWhenRun(f"calling the local function {plan.label} read from an attribute, when its captured "
                                  f"values are differentiable", self.where, "pass the function itself as an argument")
@@ -307,7 +312,7 @@ class _Plan:
                 self.bound = self.positional
                 captured = captures(getattr(callee, "root", None))
                 if captured is not None and owner == _SELF:  # grad(g) of a local function g: g's captured values
-                    self.derivative = callee.__adsrc_lifted__()
+                    self.derivative, self.lifted = callee.__adsrc_lifted__(), True
                     self.bound = [(v, _Captured(i, len(captured))) for i, v in enumerate(captured)] + self.bound
                 return
             if recomputes(callee) and unwrap(callee) is not callee:  # adsrc.checkpoint(f) called as a value:

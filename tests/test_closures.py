@@ -9,6 +9,8 @@ in float64, lazy and eager; forward mode (jvp) and second order (hessian)
 where they apply. What adsrc cannot make the way Python would (a captured
 variable changed after the definition) is refused, naming file:line.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -153,7 +155,20 @@ def recursive_local_function(x):
     return apply(g, 2)
 
 
+def evaluate_twice(fn, y):
+    return fn(y) + fn(y)
+
+
+adsrc.register_adjoint(evaluate_twice, None, lambda g, ans, fn, y: g * 0.0)  # a rule blind to fn
+
+
+def passed_to_a_rule_blind_to_it(x):
+    g = lambda y: y * x  # noqa: E731
+    return evaluate_twice(g, 1.0)
+
+
 @pytest.mark.parametrize("f, message", [
+    (passed_to_a_rule_blind_to_it, "passing the local function g, which captures differentiable values"),
     (rebinds_a_captured_variable, "changing x after the lambda, which captures it"),
     (writes_into_a_captured_array, "changing v after the lambda"),
     (lambda_in_a_comprehension, "a lambda inside a comprehension"),
@@ -164,3 +179,23 @@ def test_refused_with_where_and_a_remedy(f, message):
     with pytest.raises(UnsupportedSyntax, match=message) as error:
         adsrc.grad(lambda z: np.sum(f(z)))(x)
     assert "test_closures.py:" in str(error.value)
+
+
+@dataclasses.dataclass
+class Scaled:
+    w: float
+
+    def loss(self, v):
+        return np.sum(np.tanh(self.w * v))
+
+
+def grad_of_a_method_of_a_differentiated_object(x):
+    model = Scaled(x * 0.5)
+    return np.sum(adsrc.grad(model.loss)(x))
+
+
+def test_grad_of_a_method_whose_object_is_differentiated_is_refused_not_dropped():
+    with pytest.raises(adsrc.errors.RefusedWhenRun, match="what the function it differentiates holds"):
+        adsrc.grad(grad_of_a_method_of_a_differentiated_object)(0.3)
+    with pytest.raises(adsrc.errors.RefusedWhenRun, match="what the function it differentiates holds"):
+        adsrc.jvp(grad_of_a_method_of_a_differentiated_object, (0.3,), (1.0,))
