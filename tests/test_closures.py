@@ -90,7 +90,13 @@ def loop_of_lambdas(x):
     return s
 
 
-SCALAR = [lambda_to_a_parameter, def_capturing_an_intermediate, called_through_a_variable, stored_in_a_list,
+def lambda_calling_a_local_function(x):
+    def h(y):
+        return y * x
+    return apply(lambda y: h(y) * x, 2.0) + h(3.0)
+
+
+SCALAR = [lambda_calling_a_local_function, lambda_to_a_parameter, def_capturing_an_intermediate, called_through_a_variable, stored_in_a_list,
           lambda_in_an_expression, local_def_returned_and_called, grad_of_a_local_function, closure_inside_a_closure,
           loop_of_lambdas]
 

@@ -15,6 +15,11 @@ defaults to fresh names, and a call that omits an argument reads that name.
 A local function defined twice, or called (directly or through another local
 function) before its definition, is refused: inlining each call with the one
 body would not do what Python does.
+
+A local function used as a value (passed, returned, stored, given to
+``adsrc.grad``), and a lambda in an expression, is not inlined: its
+definition becomes the assignment that makes it as Python does, from its own
+code object and the values it captures (closures.py).
 """
 from __future__ import annotations
 
@@ -37,7 +42,6 @@ class Inliner:
     def __init__(self, parsed: Parsed, namer: Namer, prepare=lambda body: body, closures: Closures | None = None):
         self.parsed = parsed
         self.closures = closures or Closures(parsed, namer, {}, {})
-        self.valued: set[str] = set()
         self.namer = namer
         self.prepare = prepare  # desugars a body (augmented assignments, comprehensions)
         self.local: dict[str, gast.FunctionDef] = {}
@@ -82,9 +86,8 @@ class Inliner:
         for position, stmt in enumerate(rest):
             if id(stmt) not in made:
                 _LambdaMaker(self.closures, rest, position).visit(stmt)
-        self.valued = valued
         self._check_defined_before_use(rest, defined_at)
-        called = {c.func.id for node in rest + [fn for fn in self.local.values()] for c in self._calls(node)}
+        called = {c.func.id for node in rest + list(self.local.values()) for c in self._calls(node)}
         for name, fn in self.local.items():
             if name not in called:
                 continue  # used only as a value: Python runs its own code (closures.py)
@@ -112,6 +115,8 @@ class Inliner:
         valued = read(rest, False)
         for fn in self.local.values():
             valued |= read(fn.body, False)
+        for lam in [n for node in rest for n in gast.walk(node) if isinstance(n, gast.Lambda)]:
+            valued |= read([lam.body], True)  # a lambda made where it stands captures what it calls too
         pending = list(valued)
         while pending:
             for captured in read(self.local[pending.pop()].body, True) - valued:
