@@ -311,7 +311,8 @@ class _Plan:
                 self.derivative, self.label = callee, repr(callee)
                 self.bound = self.positional
                 captured = captures(getattr(callee, "root", None))
-                if captured is not None and owner == _SELF:  # grad(g) of a local function g: g's captured values
+                if captured is not None and owner == _SELF and hasattr(type(callee), "__adsrc_lifted__"):
+                    # grad(g) of a local function g: g's captured values come first
                     self.derivative, self.lifted = callee.__adsrc_lifted__(), True
                     self.bound = [(v, _Captured(i, len(captured))) for i, v in enumerate(captured)] + self.bound
                 return
