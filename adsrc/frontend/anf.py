@@ -332,7 +332,7 @@ class ANF(CalleeResolver):
             self.expr_into(node, tmp)
         else:
             value, prim = self.primitive(node)
-            tmp = self.namer.fresh(hint_for(value))
+            tmp = self.namer.fresh(hint_for(node if anno.has(node, anno.HINT) else value))
             self.emit(tmp, value, prim)
         self.single_use.add(tmp)
         return name(tmp)

@@ -23,6 +23,7 @@ from typing import Any
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..ir import annotations as anno
 from ..ir.build import const, name
 from ..rules.closures import LocalDefinition, local_function
 from .parse import Parsed, first_column
@@ -76,7 +77,9 @@ class Closures:
             self.check_captured(_what(fn, label), local, var, body, position, where)
             captured.append(name(local))
         defaults = gast.Tuple(elts=copy.deepcopy(fn.args.defaults), ctx=gast.Load()) if fn.args.defaults else const(None)
-        args = [name(key), gast.Tuple(elts=captured, ctx=gast.Load()), defaults]
+        values = gast.Tuple(elts=captured, ctx=gast.Load())
+        anno.set(values, anno.HINT, f"{fn.name}_captures")
+        args = [name(key), values, defaults]
         given = [(a.id, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None]
         if given:
             args.append(gast.Dict(keys=[const(k) for k, _ in given], values=[copy.deepcopy(d) for _, d in given]))

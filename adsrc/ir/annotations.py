@@ -12,8 +12,9 @@ from typing import Any
 PRIM = "prim"              # anf -> transforms: the Prim that differentiates ``t = op(args)``
 SINGLE_USE = "single_use"  # anf -> reverse: temporaries read once, right after their definition
 PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a pop statement undoes
+HINT = "hint"              # front end -> naming.hint_for: a name for an expression's value (a closure's captures)
 
-_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES})
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, HINT})
 _MISSING = object()
 
 
