@@ -31,6 +31,7 @@ from .backend.pipeline import FORWARD, Mode, compile
 from .errors import NoGradientRule, RefusedWhenRun, UnsupportedSyntax
 from .frontend.parse import in_library, signature_of
 from .rules.checkpoint import recomputes, unwrap
+from .rules.closures import captures
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
 from .values.pytrees import attribute_cotangent, attribute_tangent, is_namedtuple
@@ -40,6 +41,16 @@ _SELF = "self"  # where a bound object's value comes from: the callee itself (it
 
 class _Many(tuple):
     """The sources of a ``*args`` parameter's items."""
+
+
+class _Captured:
+    """The source of a value a called closure captured (rules/closures.py): part ``index`` of the
+    callee's own cotangent, a tuple of ``count``."""
+
+    __slots__ = ("index", "count")
+
+    def __init__(self, index: int, count: int):
+        self.index, self.count = index, count
 
 
 class CallDerivative:
@@ -86,10 +97,18 @@ class CallDerivative:
         for key, value in keywords.items():
             plan.keywords[key] = (value, (key, None))
         plan.resolve(callee)
+        if plan.derivative is not None and not plan.lifted and self.active(_SELF):
+            raise RefusedWhenRun(f"differentiating {plan.label} with respect to what the function it differentiates "
+                                 f"holds (an object's attributes, a partial's arguments)", self.where,
+                                 "give those values to the derivative as arguments, as in "
+                                 "adsrc.grad(Model.loss, wrt=(0, 1))(model, x)")
+        if plan.lifted and self.method and self.active(_SELF):
+            raise RefusedWhenRun(f"calling the local function {plan.label} read from an attribute, when its captured "
+                                 f"values are differentiable", self.where, "pass the function itself as an argument")
         return plan
 
     def active(self, source: Any) -> bool:
-        if source == _SELF:
+        if source == _SELF or isinstance(source, _Captured):
             return 0 in self.wrt
         return source is not None and source[0] in self.wrt
 
@@ -158,7 +177,10 @@ class CallDerivative:
         out: dict[Any, Any] = {}
         for source, d in parts:
             for leaf_source, leaf in _routes(source, d):
-                if leaf_source == _SELF:
+                if isinstance(leaf_source, _Captured):
+                    key, d_leaf = 0, TangentTuple(leaf if i == leaf_source.index else zero
+                                                  for i in range(leaf_source.count))
+                elif leaf_source == _SELF:
                     key, d_leaf = 0, leaf
                     if self.method:
                         d_leaf = attribute_cotangent(leaf, first, self.method)
@@ -206,7 +228,7 @@ class CallDerivative:
         """The resolved function's derivative. It compiles when the call first runs, after the caller's earlier
         statements ran: a construct it refuses is therefore refused then (``RefusedWhenRun``)."""
         try:
-            return compile(plan.function, wrt, mode)
+            return compile(plan.function, wrt, mode, plan.lifted)
         except RefusedWhenRun:
             raise
         except UnsupportedSyntax as error:
@@ -220,6 +242,9 @@ class CallDerivative:
         (``given``: by position in ``(first, *atoms)`` and by keyword name)."""
 
         def tangent_of(source: Any) -> Any:
+            if isinstance(source, _Captured):
+                t = given.get(0, zero)
+                return t if t is zero else part(t, source.index)
             if source == _SELF:
                 t = given.get(0, zero)
                 return attribute_tangent(t, first, self.method) if self.method and t is not zero else t
@@ -266,6 +291,7 @@ class _Plan:
         self.replaces = False  # a NamedTuple's _replace: structural, done here
         self.label = ""
         self.bound: list[tuple[Any, Any]] = []  # the parameters' (value, source), in order
+        self.lifted = False  # a local function, compiled with its captured values as leading parameters
 
     def resolve(self, callee: Any) -> None:
         owner = _SELF  # the source of the first object bound: the callee's own cotangent; any later one is constant
@@ -284,6 +310,11 @@ class _Plan:
             if hasattr(type(callee), "__adsrc_pullback__"):  # a derivative made by adsrc.grad, called inside
                 self.derivative, self.label = callee, repr(callee)
                 self.bound = self.positional
+                captured = captures(getattr(callee, "root", None))
+                if captured is not None and owner == _SELF and hasattr(type(callee), "__adsrc_lifted__"):
+                    # grad(g) of a local function g: g's captured values come first
+                    self.derivative, self.lifted = callee.__adsrc_lifted__(), True
+                    self.bound = [(v, _Captured(i, len(captured))) for i, v in enumerate(captured)] + self.bound
                 return
             if recomputes(callee) and unwrap(callee) is not callee:  # adsrc.checkpoint(f) called as a value:
                 callee = unwrap(callee)  # differentiated as f, whose tape is then kept (not recomputed)
@@ -291,6 +322,11 @@ class _Plan:
             if inspect.isfunction(callee) and not in_library(callee):
                 self.function, self.label = callee, callee.__qualname__
                 self.bind(callee)
+                captured = captures(callee)
+                if captured is not None:  # a local function: its captured values come first (compiled lifted)
+                    self.lifted = True
+                    self.bound[0:0] = [(v, _Captured(i, len(captured)) if owner == _SELF else None)
+                                       for i, v in enumerate(captured)]
                 return
             if isinstance(callee, types.MethodType):  # a classmethod's class is a constant
                 self.positional.insert(0, (callee.__self__, None if inspect.isclass(callee.__self__) else owner))

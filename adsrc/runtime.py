@@ -20,6 +20,7 @@ from .recompute import LoopAdjoint, LoopJvp, refuse_changed, same_value
 from .rules import registry
 from .rules.assembly import index_concatenate  # noqa: F401  (np.r_[...] and np.c_[...] in generated code)
 from .rules.checkpoint import Checkpointed, checkpoint_loop
+from .rules.closures import local_function  # noqa: F401  (a local function used as a value, in generated code)
 from .rules.spellings import ufunc_at  # noqa: F401  (np.add.at(y, i, v) in generated code: rules/spellings.py)
 from .rules.iterables import dict_with, unpacked  # noqa: F401  (generated code imports them from here)
 from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)

@@ -336,7 +336,7 @@ def eval_call(x):
 
 def lambda_inside(x):
     ran("lambda_inside")
-    fs = [lambda v: -v]  # expect: UnsupportedSyntax: lambda
+    fs = [lambda v: -v * k for k in range(2)]  # expect: UnsupportedSyntax: a lambda inside a comprehension
     return np.sum(fs[0](x))
 
 

@@ -134,8 +134,8 @@ def local_function_as_value(x):
     return np.sum(np.apply_along_axis(g, 0, x))
 
 
-def test_local_function_passed_as_a_value_is_refused():
-    with pytest.raises(adsrc.errors.UnsupportedSyntax, match="local function g as a value"):
+def test_local_function_passed_to_a_library_function_without_a_rule_is_refused():
+    with pytest.raises(adsrc.errors.NoGradientRule, match="np.apply_along_axis"):
         adsrc.grad(local_function_as_value)(np.ones(3))
 
 

@@ -18,6 +18,7 @@ import adsrc
 from adsrc.second_order.dispatch import call, ownership
 from adsrc.values.containers import add_tangents, to_tangent
 from adsrc.values.thunks import Thunk, zero
+from adsrc.values.stacks import Stack
 from rule_samples import SAMPLES
 from test_forward import random_direction, shifted, tangent_leaves
 from test_rules import RULES, cotangent, flat, positions, seed_of
@@ -204,19 +205,52 @@ def test_jvp_of_grad_is_forward_over_reverse():
     np.testing.assert_allclose(tangent, adsrc.hessian(rosenbrock)(x) @ v, rtol=1e-10)
 
 
+def outer_and_dot(x, A):
+    return np.sin(np.outer(x, x)) + np.cos(A @ x)
+
+
+def test_jacobian_of_a_jacobian_matches_finite_differences():
+    x, A = RNG.normal(size=3), RNG.normal(size=(3, 3))
+    J = adsrc.jacobian(outer_and_dot)
+    expected = fd_jacobian(lambda z: J(z, A), x)
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(adsrc.jacobian(J, mode=mode)(x, A), expected, atol=1e-7)
+    assert adsrc.jacobian(J).order == 2
+    with pytest.raises(adsrc.errors.InvalidArgument, match="second derivative already"):
+        adsrc.jacobian(adsrc.jacobian(J))(x, A)
+
+
+def sine_of_jacobian(x, A):
+    return np.sum(np.sin(adsrc.jacobian(outer_and_dot)(x, A)) * A)
+
+
+def test_a_jacobian_called_inside_a_differentiated_function():
+    x, A = RNG.normal(size=3), RNG.normal(size=(3, 3))
+    expected = fd_jacobian(lambda z: sine_of_jacobian(z, A), x)
+    for eager in (False, True):
+        np.testing.assert_allclose(adsrc.grad(sine_of_jacobian, eager=eager)(x, A), expected, atol=1e-7)
+    v = RNG.normal(size=3)
+    np.testing.assert_allclose(adsrc.jvp(sine_of_jacobian, (x, A), (v, None))[1], expected @ v, atol=1e-7)
+
+
 # ---- thunks are off at the inner level ---------------------------------------------------------
 def test_second_order_runs_the_eager_adjoint_whatever_the_mode(monkeypatch):
     made = []
-    original = Thunk.__new__
+    original, original_add = Thunk.__new__, Stack.add
 
     def counting(cls, *args, **kwargs):
         made.append(args[0])
         return original(cls, *args, **kwargs)
 
+    def counting_add(self, *args, **kwargs):  # a loop's contributions, deferred as a Stack (values/stacks.py)
+        made.append(args[0])
+        return original_add(self, *args, **kwargs)
+
     W, x = RNG.normal(size=(3, 3)), RNG.normal(size=3)
     with adsrc.eager_unthunk(True):
         eager = adsrc.hessian(shared_weight)(W, x)
     monkeypatch.setattr(Thunk, "__new__", counting)
+    monkeypatch.setattr(Stack, "add", counting_add)
     with adsrc.eager_unthunk(False):
         lazy = adsrc.hessian(shared_weight)(W, x)
         adsrc.grad(shared_weight)(W, x)  # first order still builds thunks in this mode

@@ -21,6 +21,7 @@ from ..backend.codegen import explain as explain_generated
 from ..errors import InvalidArgument, SourceUnavailable
 from ..frontend.parse import bound_parts, signature_of
 from ..rules.checkpoint import unwrap
+from ..rules.closures import lifted_from
 from ..values import check_real_scalar, part, seed, unthunk, zero
 from ..values.pytrees import children, is_namedtuple, is_object, rebuild, tree_leaves
 from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
@@ -29,8 +30,8 @@ Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 
 def where(func: Callable) -> str:
-    """``file:line`` of a function's definition, for messages."""
-    code = getattr(bound_parts(func)[0], "__code__", None)
+    """``file:line`` of a function's definition, for messages (of a lifted local function, its own)."""
+    code = getattr(lifted_from(func) or bound_parts(func)[0], "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else repr(func)
 
 

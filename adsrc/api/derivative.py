@@ -66,6 +66,14 @@ class Derivative:
         """``(self(*args), its tangent)`` given the arguments' tangents."""
         return type(self)._pushforward(self, args, tangents)
 
+    _lifted: Callable[..., Any]
+
+    def __adsrc_lifted__(self) -> "Derivative":
+        """This derivative of a local function (``grad(g)`` for ``g`` defined inside a differentiated
+        function) as one of ``g`` lifted, which takes ``g``'s captured values first (rules/closures.py):
+        its pullback then reaches them too."""
+        return type(self)._lifted(self)
+
     @property
     def where(self) -> str:
         """``file:line`` of the user's function."""

@@ -16,6 +16,8 @@ import numpy as np
 
 from ..backend.pipeline import EAGER, Mode, REVERSE, compile
 from ..config import resolve_eager
+from ..rules.closures import lift
+from ..rules.registry import defjvp, defvjp
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import TangentList, TangentTuple, to_tangent, zero
 from .arguments import (Fresh, Wrt, bind, check_differentiable, choose_wrt, explain, positions,
@@ -269,8 +271,39 @@ def _nested_pullback(derivative: Derivative, args: tuple, wrt: tuple[int, ...]) 
     return value, pullback
 
 
+def _lifted_derivative(derivative: Derivative) -> Derivative:
+    """``grad(g)`` of a local function ``g`` as ``grad(lift(g))`` at the same parameters, counted after
+    ``g``'s captured values (see Derivative.__adsrc_lifted__)."""
+    if derivative.order > 1:
+        raise derivative.refuse("differentiating a second derivative of a local function inside a differentiated "
+                                "function", f"adsrc differentiates up to order {MAX_ORDER}")
+    func = lift(derivative.root)
+    count = len(derivative.root.__code__.co_freevars)
+    wrt = tuple(count + q for q in derivative.wrt)
+    maker = value_and_grad if derivative.with_value else grad
+    made = maker(func, wrt if derivative.many else wrt[0], eager=derivative.eager, has_aux=derivative.has_aux)
+    made.__class__ = type(derivative)  # a subclass of Derivative stays one (its own __call__)
+    return made
+
+
 Derivative._pullback = _nested_pullback
 Derivative._pushforward = lambda derivative, args, tangents: jvp(derivative, args, tangents)
+Derivative._lifted = _lifted_derivative
+
+
+def _same_cotangent(g: Any, ans: Any, func: Any, *args: Any, **kwargs: Any) -> Any:
+    return g
+
+
+def _same_tangent(t: Any, ans: Any, func: Any, *args: Any, **kwargs: Any) -> Any:
+    return t
+
+
+# grad(g) of a local function g inside a differentiated function: the derivative's cotangent (and tangent) is
+# g's own, the tuple of g's captured values' (rules/closures.py), which calls.py hands to its lifted form.
+for _maker in (grad, value_and_grad):
+    defvjp(_maker, _same_cotangent, None)
+    defjvp(_maker, _same_tangent, None, piecewise_linear=True)
 
 
 # ---- the decorator -------------------------------------------------------------------------

@@ -9,12 +9,15 @@ refused (Derivative.order).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..values import add_tangents, zero
 from .arguments import Wrt, bind, check_differentiable, choose_wrt, positions
+from .arguments import where as _where
 from .derivative import Derivative
 from .forward import jvp
 from .gradients import grad, vjp
@@ -22,8 +25,85 @@ from .trees import flatten, is_float_leaf, stack_columns, stack_rows, unit_vecto
 
 
 def _root(func: Callable) -> Callable:
-    """The function whose parameters ``func`` takes: for a derivative, the user's function."""
-    return func.root if isinstance(func, Derivative) else func
+    """The function whose parameters ``func`` takes: for a derivative or Jacobian, the user's function."""
+    return func.root if isinstance(func, (Derivative, Jacobian)) else func
+
+
+class Jacobian:
+    """What :func:`jacobian` returns: a callable that knows what it differentiates.
+
+    ``of`` is the function, ``root`` the user's function, ``wrt`` the
+    positions, ``order`` 1 (2 for the Jacobian of a gradient, a Hessian).
+    Given to ``jacobian`` again, or called inside a differentiated function,
+    a first-order Jacobian gives its own derivatives: the rows of the
+    Jacobian of an array-valued ``f`` are the gradients of its elements, and
+    differentiating those is forward over reverse (a jvp, or the vjp, of
+    ``grad``), so ``jacobian(jacobian(f))`` is a second derivative.
+
+    >>> import numpy as np, adsrc
+    >>> def f(x):
+    ...     return x ** 3
+    >>> adsrc.jacobian(adsrc.jacobian(f))(np.array([1.0, 2.0])).tolist()
+    [[[6.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 12.0]]]
+    """
+
+    def __init__(self, of: Callable, wrt: tuple[int, ...], many: bool, run: Callable[..., Any]):
+        functools.update_wrapper(self, _root(of))
+        self.of, self.root, self.wrt, self.many, self._run = of, _root(of), wrt, many, run
+        self.order = (of.order if isinstance(of, (Derivative, Jacobian)) else 0) + 1
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<adsrc jacobian({getattr(self.root, '__name__', 'f')}), wrt={self.wrt if self.many else self.wrt[0]!r}>"
+
+    def _element_gradients(self, args: tuple) -> tuple[Any, Any, list]:
+        """The input differentiated, ``of``'s value, and the gradient (a Derivative) of each of its elements."""
+        where = f"{getattr(self.root, '__name__', 'f')} ({_where(self.root)})"
+        if self.order > 1:
+            raise InvalidArgument(f"differentiating {self!r} of {where}: it is a second derivative already, and "
+                                  f"adsrc differentiates up to order 2")
+        value = self.of(*args)
+        x = bind(self.root, args, {})[self.wrt[0]]
+        if self.many or any(isinstance(v, (tuple, list, dict)) for v in (value, x)):
+            raise InvalidArgument(f"differentiating {self!r} of {where}: adsrc differentiates the Jacobian of a "
+                                  f"function of one array that returns one array; flatten the others")
+        if np.ndim(value) == 0:
+            return x, value, [grad(self.of, self.wrt[0])]
+        return x, value, [grad(_element(self.of, e), self.wrt[0]) for e in np.ndindex(np.shape(value))]
+
+    def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
+        """``(self(*args), its tangent)``: each row's tangent is the jvp of that element's gradient."""
+        x, value, grads = self._element_gradients(args)
+        pairs = [jvp(g, args, tangents) for g in grads]
+        return stack_rows([r for r, _ in pairs], value, x), stack_rows([t for _, t in pairs], value, x)
+
+    def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
+        """``(self(*args), pullback)``: a cotangent's row ``e`` goes through the vjp of element ``e``'s gradient."""
+        x, value, grads = self._element_gradients(args)
+        pullbacks = [vjp(g, *args, wrt=wrt) for g in grads]
+
+        def pullback(cotangent: Any) -> tuple:
+            total: tuple = (zero,) * len(wrt)
+            if cotangent is zero or not wrt:
+                return total
+            rows = [cotangent] if np.ndim(value) == 0 else [np.asarray(cotangent)[e] for e in np.ndindex(np.shape(value))]
+            for (_, back), row in zip(pullbacks, rows):
+                total = tuple(add_tangents(t, d) for t, d in zip(total, back(row)))
+            return total
+
+        return stack_rows([row for row, _ in pullbacks], value, x), pullback
+
+
+def _element(func: Callable, index: tuple) -> Callable:
+    """``func``'s element ``index``, as a function adsrc differentiates (a wrapper with ``func``'s signature)."""
+
+    @functools.wraps(func)
+    def element(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)[index]
+
+    return element
 
 
 def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable[..., Any]:
@@ -56,7 +136,7 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
     return run
 
 
-def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable[..., Any]:
+def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Jacobian:
     """The Hessian of scalar ``func``, forward over reverse, nested as JAX nests it.
 
     For an array ``x`` it has shape ``x.shape + x.shape``. For structured
@@ -84,7 +164,7 @@ def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = Non
 
 
 def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
-             mode: str = "rev") -> Callable[..., Any]:
+             mode: str = "rev") -> Jacobian:
     """``d func / d args[wrt]``: blocks of shape ``output.shape + input.shape``, nested as JAX nests them.
 
     ``wrt`` (or ``argnums``, its alias; position 0 by default) is a parameter
@@ -114,7 +194,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
     if isinstance(func, Derivative):
         func.refuse_aux("jacobian")
     wrt_positions, many = positions(_root(func), wrt)
-    forward = mode == "fwd" or isinstance(func, Derivative)
+    forward = mode == "fwd" or isinstance(func, (Derivative, Jacobian))
 
     def run(*args: Any, **kwargs: Any) -> Any:
         values = tuple(bind(_root(func), args, kwargs))
@@ -131,7 +211,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
             nested.append(per_argument if many else per_argument[0])
         return out_unflatten(nested)
 
-    return run
+    return Jacobian(func, wrt_positions, many, run)
 
 
 def _forward_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],

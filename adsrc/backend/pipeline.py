@@ -46,6 +46,7 @@ from ..optimize import Context
 from ..optimize import optimize as run_passes
 from ..rules import registry
 from ..rules.checkpoint import compiled_as, compiled_with
+from ..rules.closures import lifted_from
 from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
 from .cache import CompileCache
@@ -56,7 +57,7 @@ RUNTIME_NAMES = ("Thunk", "Stack", "accumulate", "unthunk", "zero", "part", "dro
                  "written_part", "cleared", "written_tangent", "detached", "loop_length", "unpacked",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
                  "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate",
-                 "ufunc_at", "dict_with")
+                 "ufunc_at", "dict_with", "local_function")
 
 
 @dataclass(frozen=True)
@@ -179,10 +180,10 @@ def _same(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
-def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
+def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
     """Run the pipeline once, without the cache."""
     try:
-        return _compile(func, wrt, mode)
+        return _compile(func, wrt, mode, lifted)
     except RecursionError:
         # The passes recurse over the syntax tree; Python's own parser accepts deeper nesting.
         code = getattr(func, "__code__", None)
@@ -193,9 +194,9 @@ def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compil
             "split the expression into several statements") from None
 
 
-def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
+def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
     version = registry.version()
-    parsed: Parsed = parse_function(func)
+    parsed: Parsed = parse_function(func, lifted)
     lower_assignments(parsed, Aliasing(parsed).makes_fresh_array)
     check_syntax(parsed)
     refuse_updates_seen_through_views(parsed)
@@ -244,11 +245,13 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     used |= {n for n in runtime.values() if any(n + "(" in line for line in transform.header)}
     imported = [f"{r} as {n}" if r != n else r for r, n in runtime.items() if n in used]
     header = outside_imports(reads, parsed)
+    header += [f"# {key}: {obj!r}, bound by adsrc when it runs this module"
+               for key, obj in parsed.generated.items() if key in used and key not in runtime.values()]
     header += [f"from adsrc.runtime import {', '.join(imported)}"] if imported else []
     header += transform.header
     source = module_source(header, function, title)
     namespace: dict[str, Any] = {"__name__": f"adsrc_{'jvp' if mode.forward else 'adjoint'}_{func.__name__}",
-                                 **dict(reads)}
+                                 **dict(reads), **{k: v for k, v in parsed.generated.items() if k not in runtime.values()}}
     compiled = load(source, f"{func.__name__} ({parsed.filename}:{parsed.first_line})", namespace,
                     generated_name, parsed.filename)
     _compile_callees((func, wrt, mode), transform.callees, mode)
@@ -308,8 +311,11 @@ def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:
 cache = CompileCache()
 
 
-def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compiled:  # noqa: A001
+def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE, lifted: bool = False) -> Compiled:  # noqa: A001
     """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed.
+
+    ``lifted``: a closure compiled with the values of its cells (its ``co_freevars``) as leading
+    parameters, so that they can be differentiated (a local function made by ``local_function``).
 
     A bound method, ``functools.partial`` or callable instance compiles as the function it runs; ``wrt``
     and the compiled function's parameters then count the arguments it binds first (frontend/parse.py).
@@ -319,4 +325,7 @@ def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE) -> Compi
     func = compiled_as(func)
     if not inspect.isfunction(func):
         func = bound_parts(func)[0]
-    return cache.get(func, (wrt, mode), lambda: compile_uncached(func, wrt, mode))
+    if lifted_from(func) is not None:  # a local function given its captured values first (rules/closures.py)
+        func, lifted = lifted_from(func), True
+    options = (wrt, mode, True) if lifted else (wrt, mode)
+    return cache.get(func, options, lambda: compile_uncached(func, wrt, mode, lifted))

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..rules import registry
 from ..rules.assembly import INDEX_TRICKS, index_concatenate
+from ..rules.closures import local_function
 from ..rules.iterables import dict_with
 from ..rules.checkpoint import recomputes
 from .activity import Activity, gradient_reads, is_append, target_names
@@ -175,6 +176,7 @@ class ANF(CalleeResolver):
         # definitions: each gets one contribution per definition, so the
         # backward sweep computes it at once instead of deferring it.
         self.single_use: set[str] = set()
+        self.closures: set[str] = set()  # names holding a local function made here (rules/closures.py)
 
     # -- plumbing ---------------------------------------------------------
     @contextlib.contextmanager
@@ -195,6 +197,9 @@ class ANF(CalleeResolver):
             anno.set(stmt, anno.PRIM, prim)
             if any(self.is_varied(a) for a in prim.args):
                 self.varied.add(target)
+            if prim.rule is not None and prim.rule.func is local_function \
+                    or prim.kind == "copy" and isinstance(prim.args[0], gast.Name) and prim.args[0].id in self.closures:
+                self.closures.add(target)
         self.out.append(stmt)
 
     def is_varied(self, expr: gast.AST) -> bool:
@@ -328,7 +333,7 @@ class ANF(CalleeResolver):
             self.expr_into(node, tmp)
         else:
             value, prim = self.primitive(node)
-            tmp = self.namer.fresh(hint_for(value))
+            tmp = self.namer.fresh(hint_for(node if anno.has(node, anno.HINT) else value))
             self.emit(tmp, value, prim)
         self.single_use.add(tmp)
         return name(tmp)
@@ -435,6 +440,12 @@ class ANF(CalleeResolver):
             label = getattr(func, "__name__", repr(func))
             raise NoGradientRule(label, self.where(node))
         prim = Prim("rule", args, list(keywords), rule=rule)
+        for index, arg in enumerate(args):  # a local function's captured values would get no gradient there
+            if isinstance(arg, gast.Name) and arg.id in self.closures and self.is_varied(arg) \
+                    and (index >= len(rule.vjps) or rule.vjps[index] is None):
+                raise UnsupportedSyntax(f"passing the local function {arg.id}, which captures differentiable values, "
+                                        f"to {rule.qualname}, which does not differentiate it", self.where(node),
+                                        "call it in a loop or comprehension instead")
         # Arguments the function depends on but whose derivative the rule does not have (a cdf's shape
         # parameters): a None vjp there would silently give them no gradient.
         for index, why in rule.extra.get("no_derivative", {}).items():

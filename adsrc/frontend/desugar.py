@@ -51,6 +51,7 @@ from ..ir.contexts import lower_with
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .aliasing import Aliasing, local_names
 from .assignments import flatten_assignments
+from .closures import Closures
 from .fence import ufunc_at_call
 from .inline import inline_local_functions
 from .loops import LoopLowering, _names_in
@@ -432,6 +433,7 @@ class Desugar(LoopLowering):
         local = stored_names(node.body) | {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef)
                                            and n is not node}
         mapping = {b: self.namer.fresh(b) for b in GENERATED_BUILTINS if b in local and b not in params}
+        self.renamed = mapping
         if not mapping:
             return
         for stmt in node.body:
@@ -466,7 +468,8 @@ class Desugar(LoopLowering):
         self.find_bindings(node)
         self.reserve_builtins()
         body = self.prepare(node.body)
-        body = inline_local_functions(self.parsed, self.namer, body, self.prepare)
+        body = inline_local_functions(self.parsed, self.namer, body, self.prepare,
+                                      Closures(self.parsed, self.namer, self.runtime, self.renamed))
         body = self.lower_loops(body)
         body = flatten_assignments(body, self.namer, self.parsed)
         self.check_unpacking(body)

@@ -127,6 +127,7 @@ class SyntaxFence(gast.NodeVisitor):
         self.locals = self.aliasing.locals
         self._callables: dict[str, list] | None = None
         self._top_targets: list[gast.AST] = []
+        self._inside = ""  # "a comprehension" while visiting one (a lambda there is refused)
 
     def visit_Expr(self, node: gast.Expr) -> None:
         call = node.value
@@ -149,28 +150,35 @@ class SyntaxFence(gast.NodeVisitor):
         they are inlined at their calls (see inline.py), so their bodies are fenced too."""
         if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list and not any(
                 isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(stmt)):
-            for inner in stmt.body:
-                self.visit(inner)
             for default in stmt.args.defaults:
                 self.visit(default)
+            for inner in stmt.body:
+                self.visit(inner)
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
-            self.visit(stmt.value.body)
             for default in stmt.value.args.defaults:
                 self.visit(default)
+            self.visit(stmt.value.body)
         else:
             self.visit(stmt)
 
     def visit_Lambda(self, node: gast.Lambda) -> None:
-        self.fail(node, "a lambda that is not assigned to a name at the top of the function",
-                  "write `name = lambda ...` at the top level of the function, then call name(...)")
+        """A lambda in an expression is made where it stands (closures.py); its body is compiled when it
+        is called. Inside a comprehension it is refused (Python compiles it in the comprehension's scope)."""
+        if self._inside:
+            self.fail(node, f"a lambda inside {self._inside}",
+                      "write `name = lambda ...` at the top level of the function, or define it at module level")
+        for default in node.args.defaults:
+            self.visit(default)
 
     def visit_ListComp(self, node: gast.ListComp) -> None:
         for gen in node.generators:
             if gen.is_async:
                 self.fail(node, "async comprehension")
             self._check_target(gen.target)
+        inside, self._inside = self._inside, self._inside or "a comprehension"
         self.generic_visit(node)
+        self._inside = inside
 
     visit_GeneratorExp = visit_DictComp = visit_ListComp
 
@@ -476,7 +484,9 @@ class SyntaxFence(gast.NodeVisitor):
                 self.visit(gen.iter)
                 for cond in gen.ifs:
                     self.visit(cond)
+            inside, self._inside = self._inside, "a comprehension"
             self.visit(comp.elt)
+            self._inside = inside
             for arg in node.args[1:]:
                 self.visit(arg)
             return

@@ -15,16 +15,23 @@ defaults to fresh names, and a call that omits an argument reads that name.
 A local function defined twice, or called (directly or through another local
 function) before its definition, is refused: inlining each call with the one
 body would not do what Python does.
+
+A local function used as a value (passed, returned, stored, given to
+``adsrc.grad``), and a lambda in an expression, is not inlined: its
+definition becomes the assignment that makes it as Python does, from its own
+code object and the values it captures (closures.py).
 """
 from __future__ import annotations
 
+import builtins
 import copy
 
 import gast
 
 from ..errors import UnsupportedSyntax
-from ..ir.build import lambda_as_def
+from ..ir.build import assign, const, lambda_as_def
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
+from .closures import Closures
 from .parse import Parsed
 
 _MAX_DEPTH = 32
@@ -32,8 +39,9 @@ _MAX_DEPTH = 32
 
 
 class Inliner:
-    def __init__(self, parsed: Parsed, namer: Namer, prepare=lambda body: body):
+    def __init__(self, parsed: Parsed, namer: Namer, prepare=lambda body: body, closures: Closures | None = None):
         self.parsed = parsed
+        self.closures = closures or Closures(parsed, namer, {}, {})
         self.namer = namer
         self.prepare = prepare  # desugars a body (augmented assignments, comprehensions)
         self.local: dict[str, gast.FunctionDef] = {}
@@ -45,16 +53,19 @@ class Inliner:
     # -- finding local functions -------------------------------------------
     def extract(self, body: list[gast.stmt]) -> list[gast.stmt]:
         """Take the local function definitions out of ``body``; each leaves the assignments of
-        its default values (evaluated there, as Python does) in its place."""
+        its default values (evaluated there, as Python does) in its place, and, if it is used as a
+        value, the assignment that makes its closure (closures.py)."""
         rest = []
         defined_at: dict[str, int] = {}
+        slots: dict[str, tuple[gast.Assign, int, str]] = {}
         for stmt in body:
-            fn = None
+            fn, lineno, label = None, getattr(stmt, "lineno", 0), "local function"
             if isinstance(stmt, gast.FunctionDef):
                 fn = stmt
             elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                     and isinstance(stmt.targets[0], gast.Name):
                 fn = gast.copy_location(lambda_as_def(stmt.value, stmt.targets[0].id), stmt)
+                lineno, label = getattr(stmt.value, "lineno", lineno), "lambda"
             if fn is None:
                 rest.append(stmt)
                 continue
@@ -64,8 +75,22 @@ class Inliner:
             self.local[fn.name] = fn
             rest.extend(self.bind_defaults(fn, stmt))
             defined_at[fn.name] = len(rest)
+            slots[fn.name] = (gast.copy_location(assign(fn.name, const(None)), stmt), lineno, label)
+            rest.append(slots[fn.name][0])
+        valued = self._used_as_values(rest)
+        for fname, (slot, lineno, label) in slots.items():
+            if fname in valued:
+                slot.value = self.closures.make(self.local[fname], lineno, label, rest, rest.index(slot), slot)
+        rest = [s for s in rest if not any(s is slot and fname not in valued for fname, (slot, _, _) in slots.items())]
+        made = {id(slot) for slot, _, _ in slots.values()}
+        for position, stmt in enumerate(rest):
+            if id(stmt) not in made:
+                _LambdaMaker(self.closures, rest, position).visit(stmt)
         self._check_defined_before_use(rest, defined_at)
+        called = {c.func.id for node in rest + list(self.local.values()) for c in self._calls(node)}
         for name, fn in self.local.items():
+            if name not in called:
+                continue  # used only as a value: Python runs its own code (closures.py)
             returns = [n for s in fn.body for n in gast.walk(s) if isinstance(n, gast.Return)]
             if not fn.body or not isinstance(fn.body[-1], gast.Return) or len(returns) != 1:
                 self.fail(fn, f"the local function {name} with a return that is not its last statement",
@@ -74,10 +99,30 @@ class Inliner:
                 self.fail(fn, f"the local function {name} with *args, **kwargs or keyword-only parameters")
         for stmt in rest:
             for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and node.id in self.local:
+                if isinstance(node, gast.Name) and node.id in self.local and id(stmt) not in made:
                     if isinstance(node.ctx, gast.Store):
                         self.fail(node, f"rebinding the local function {node.id}")
         return rest
+
+    def _used_as_values(self, rest: list[gast.stmt]) -> set[str]:
+        """The local functions read other than as the callee of a call (``grad(g)``, ``return g``),
+        with those such a function reads: its closure captures them."""
+        def read(nodes: list[gast.AST], calls_too: bool) -> set[str]:
+            callees = {id(n.func) for node in nodes for n in gast.walk(node) if isinstance(n, gast.Call)}
+            return {n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)
+                    and n.id in self.local and isinstance(n.ctx, gast.Load) and (calls_too or id(n) not in callees)}
+
+        valued = read(rest, False)
+        for fn in self.local.values():
+            valued |= read(fn.body, False)
+        for lam in [n for node in rest for n in gast.walk(node) if isinstance(n, gast.Lambda)]:
+            valued |= read([lam.body], True)  # a lambda made where it stands captures what it calls too
+        pending = list(valued)
+        while pending:
+            for captured in read(self.local[pending.pop()].body, True) - valued:
+                valued.add(captured)
+                pending.append(captured)
+        return valued
 
     def bind_defaults(self, fn: gast.FunctionDef, where: gast.stmt) -> list[gast.stmt]:
         """``name_default = <default>`` for each default that is not a constant, at the definition;
@@ -134,23 +179,18 @@ class Inliner:
             rewrite_expressions(stmt, _CallReplacer(self, before))
             out.extend(before)
             out.append(stmt)
-        self._check_no_bare_use(out)
         return out
 
     def _calls_local(self, node: gast.AST) -> bool:
         return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in self.local
                    for n in gast.walk(node))
 
-    def _check_no_bare_use(self, stmts: list[gast.stmt]) -> None:
-        for stmt in stmts:
-            for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and node.id in self.local and isinstance(node.ctx, gast.Load):
-                    self.fail(node, f"using the local function {node.id} as a value",
-                              "call it directly, or define it at module level")
-
     def expand(self, call: gast.Call, before: list[gast.stmt]) -> gast.expr:
         """Hoist the body of a local function for one call; return the value it returns."""
         fn = self.local[call.func.id]
+        if any(isinstance(n, gast.Lambda) for s in fn.body for n in gast.walk(s)):
+            self.fail(call, f"calling the local function {fn.name}, which makes a lambda, by its name",
+                      f"pass {fn.name} as a value (then Python's own code runs), or define it at module level")
         if self.depth >= _MAX_DEPTH:
             self.fail(call, f"recursion in the local function {fn.name}", "define it at module level")
         params = [a.id for a in fn.args.args]
@@ -183,6 +223,28 @@ class Inliner:
         return inner[-1].value
 
 
+class _LambdaMaker(gast.NodeTransformer):
+    """A lambda in an expression of a top-level statement: made there, as Python makes it (closures.py)."""
+
+    def __init__(self, closures: Closures, body: list[gast.stmt], position: int):
+        self.closures, self.body, self.position = closures, body, position
+
+    def visit_Lambda(self, node: gast.Lambda) -> gast.expr:
+        return self.closures.make(lambda_as_def(node, "lambda"), node.lineno, "lambda", self.body, self.position, node)
+
+    def visit_Call(self, node: gast.Call) -> gast.Call:
+        """The ``key=`` lambda of sorted, min or max stays as written: it only ranks, carrying no gradient."""
+        ranks = isinstance(node.func, gast.Name) and \
+            self.closures.parsed.resolve(node.func.id) in (builtins.sorted, builtins.min, builtins.max)
+        kept = [k for k in node.keywords if ranks and k.arg == "key" and isinstance(k.value, gast.Lambda)]
+        node.func = self.visit(node.func)
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            if k not in kept:
+                k.value = self.visit(k.value)
+        return node
+
+
 class _CallReplacer(gast.NodeTransformer):
     def __init__(self, inliner: Inliner, before: list[gast.stmt]):
         self.inliner = inliner
@@ -198,12 +260,14 @@ class _CallReplacer(gast.NodeTransformer):
         return node
 
 
-def inline_local_functions(parsed: Parsed, namer: Namer, body: list[gast.stmt], prepare) -> list[gast.stmt]:
-    """Inline the local functions defined at the top of ``body``; ``prepare`` desugars a body."""
-    inliner = Inliner(parsed, namer, prepare)
+def inline_local_functions(parsed: Parsed, namer: Namer, body: list[gast.stmt], prepare,
+                           closures: Closures | None = None) -> list[gast.stmt]:
+    """Inline the local functions defined at the top of ``body``; ``prepare`` desugars a body;
+    ``closures`` makes the closures of those used as values."""
+    inliner = Inliner(parsed, namer, prepare, closures)
     rest = inliner.extract(body)
     if not inliner.local:
-        return body
+        return rest
     for fn in inliner.local.values():
         fn.body = prepare(fn.body)
     return inliner.block(rest)

@@ -41,6 +41,9 @@ class Parsed:
     first_line: int
     indent: int
     closure: dict[str, Any] = field(default_factory=dict)
+    # Names the front end adds and binds itself (a local function's definition; frontend/inline.py):
+    # resolved before anything outside, and bound in the generated module's namespace.
+    generated: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -53,7 +56,10 @@ class Parsed:
         return f"{self.filename}:{line}" + ("" if col is None else f":{col + 1}")
 
     def resolve(self, name: str) -> Any:
-        """The object a free name refers to: closure cell, global, builtin, or _MISSING."""
+        """The object a free name refers to: a name the front end bound, closure cell, global, builtin,
+        or _MISSING."""
+        if name in self.generated:
+            return self.generated[name]
         return resolve_outside(self.func, self.closure, name)
 
     def source_line(self, lineno: int) -> str:
@@ -195,7 +201,8 @@ def bound_parts(func: Any) -> tuple[Any, tuple, dict]:
     return func, prefix, keywords
 
 
-def parse_function(func: Callable) -> Parsed:
+def parse_function(func: Callable, lifted: bool = False) -> Parsed:
+    """``func`` parsed; ``lifted``: a closure whose cells (``co_freevars``) become its first parameters."""
     name = getattr(func, "__name__", repr(func))
     if not inspect.isfunction(func):
         raise SourceUnavailable(name, f"it is a {type(func).__name__}, not a Python function")
@@ -215,7 +222,7 @@ def parse_function(func: Callable) -> Parsed:
     except SyntaxError:
         # A lambda inside a larger expression: its lines alone may not parse.
         raise SourceUnavailable(name, "its source lines do not parse on their own") from None
-    node = _find_definition(module, func)
+    node = _find_definition(module, func, first_line, indent)
     if node is None:
         raise SourceUnavailable(name, "its definition was not found in its source lines")
     for child in gast.walk(node):
@@ -235,13 +242,19 @@ def parse_function(func: Callable) -> Parsed:
     args.args = list(args.posonlyargs) + list(args.args) + star + list(args.kwonlyargs) + double
     args.vararg = args.kwarg = None
     args.posonlyargs, args.kwonlyargs, args.kw_defaults, args.defaults = [], [], [], []
-    return Parsed(func, node, filename, first_line, indent, closure_values(func))
+    closure = closure_values(func)
+    if lifted:
+        args.args = [gast.Name(id=v, ctx=gast.Param(), annotation=None, type_comment=None)
+                     for v in func.__code__.co_freevars] + args.args
+        closure = {}
+    return Parsed(func, node, filename, first_line, indent, closure)
 
 
 _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 
 
-def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | None:
+def _find_definition(module: gast.Module, func: Callable, first_line: int = 1,
+                     indent: int = 0) -> gast.FunctionDef | None:
     name = func.__code__.co_name  # not __name__, which functools.wraps or a user may change
     for child in module.body:
         if isinstance(child, _DEFINITIONS) and child.name == name:
@@ -253,6 +266,17 @@ def _find_definition(module: gast.Module, func: Callable) -> gast.FunctionDef | 
         lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
         params = func.__code__.co_varnames[: func.__code__.co_argcount]
         matching = [n for n in lambdas if tuple(a.id for a in n.args.args) == params]
+        if len(matching) > 1:  # several: the one on the code's line whose body starts where its code does
+            code, line = func.__code__, func.__code__.co_firstlineno
+            column = first_column(code, line)
+            matching = [n for n in matching if n.lineno + first_line - 1 == line
+                        and n.body.col_offset + indent == column]
         if len(matching) == 1:
             return lambda_as_def(matching[0])
     return None
+
+
+def first_column(code: types.CodeType, lineno: int) -> int:
+    """The leftmost column, on line ``lineno``, of a code object's instructions (-1 if none)."""
+    return min((col for line, _, col, end in code.co_positions()
+                if line == lineno and col is not None and end is not None and end > col), default=-1)

@@ -12,10 +12,11 @@ from typing import Any
 PRIM = "prim"              # anf -> transforms: the Prim that differentiates ``t = op(args)``
 SINGLE_USE = "single_use"  # anf -> reverse: temporaries read once, right after their definition
 PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a pop statement undoes
+HINT = "hint"              # front end -> naming.hint_for: a name for an expression's value (a closure's captures)
 
 TAPE_COPY = "tape_copy"    # reverse -> optimize.tape: ``h_prev = h``, a name for a value a later tape push saves
 
-_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, TAPE_COPY})
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, HINT, TAPE_COPY})
 _MISSING = object()
 
 

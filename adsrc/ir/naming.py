@@ -12,6 +12,8 @@ import re
 
 import gast
 
+from . import annotations as anno
+
 _OPS = {
     gast.Add: "plus", gast.Sub: "minus", gast.Mult: "times", gast.Div: "over",
     gast.Pow: "pow", gast.MatMult: "at", gast.FloorDiv: "floordiv", gast.Mod: "mod",
@@ -92,6 +94,8 @@ def _word(node: gast.AST) -> str | None:
 
 def hint_for(node: gast.AST) -> str:
     """A descriptive name for the value of an expression."""
+    if anno.has(node, anno.HINT):
+        return anno.get(node, anno.HINT)
     if isinstance(node, gast.BinOp):
         op = _OPS.get(type(node.op), "op")
         left, right = _word(node.left), _word(node.right)

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     shape,
 )
 from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
+from . import closures  # noqa: F401  (local functions used as values)
 from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
 from . import spellings  # noqa: F401  (last: it copies the rules of the operators it spells otherwise)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)

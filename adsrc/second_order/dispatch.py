@@ -115,13 +115,16 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     tangents are regrouped the same way)."""
     first, *atoms = args
     plan = fn.plan(first, tuple(atoms), kwargs)
+    if plan.derivative is not None:  # a gradient called inside: its pullback is already a second derivative
+        raise NotImplementedError(f"differentiating {plan.label}, called at {fn.where}, twice more: that is a third "
+                                  f"derivative, and adsrc differentiates up to order 2")
     given = {**dict(enumerate(tangents)), **ktangents}
     if plan.rule is not None:
         return _rule_site(fn, plan, first, tuple(atoms), given)
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()
     wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
-    pair, dpair = _transformed(compile(plan.function, wrt, EAGER).function, tuple(param_tangents), {},
+    pair, dpair = _transformed(compile(plan.function, wrt, EAGER, plan.lifted).function, tuple(param_tangents), {},
                                tuple(plan.values()), {})
     value, inner = pair
 

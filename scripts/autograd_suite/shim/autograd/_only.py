@@ -17,7 +17,8 @@ touched: list[str] = []        # the autograd-only names a running test used (co
 in_test = [False]              # set by the conftest while a test runs
 capped: list[str] = []         # derivative orders above MAX_ORDER that a test asked for (test_util)
 BEYOND = "beyond second order"
-derivative_calls = [0]         # calls of the shim's differential operators (a function that differentiates inside)
+derivative_calls: list[int] = []  # the order of each call of a derivative the shim made (to see a function
+#                                    that differentiates inside, and how deep)
 
 
 def skip(name: str):

@@ -10,6 +10,8 @@ import numpy as np
 
 import adsrc
 from adsrc.api.derivative import Derivative
+from adsrc.api.higher import Jacobian
+from adsrc.rules.registry import defjvp, defvjp
 
 from . import _only
 from ._bridge import as_type_error, bind
@@ -19,14 +21,22 @@ class _TypedDerivative(Derivative):
     """An adsrc Derivative whose refusals of arguments or outputs are also TypeErrors, as autograd's are."""
 
     def __call__(self, *args, **kwargs):
-        _only.derivative_calls[0] += 1
+        _only.derivative_calls.append(self.order)
         return as_type_error(Derivative.__call__)(self, *args, **kwargs)
 
 
+class _TypedJacobian(Jacobian):
+    """An adsrc Jacobian whose calls are counted, like _TypedDerivative's, with TypeErrors as autograd's."""
+
+    def __call__(self, *args, **kwargs):
+        _only.derivative_calls.append(self.order)
+        return as_type_error(Jacobian.__call__)(self, *args, **kwargs)
+
+
 def _direct(fun) -> bool:
-    """Whether adsrc takes ``fun`` as it is: a Python function, or a derivative adsrc made."""
-    return isinstance(fun, Derivative) or (isinstance(fun, types.FunctionType)
-                                           and not fun.__module__.startswith("autograd"))
+    """Whether adsrc takes ``fun`` as it is: a Python function, or a derivative or Jacobian adsrc made."""
+    return isinstance(fun, (Derivative, Jacobian)) or (isinstance(fun, types.FunctionType)
+                                                       and not fun.__module__.startswith("autograd"))
 
 
 def _nary(name, build, adsrc_operator=None):
@@ -43,11 +53,13 @@ def _nary(name, build, adsrc_operator=None):
             derivative = adsrc_operator(fun, wrt=tuple(argnum) if isinstance(argnum, list) else argnum)
             if type(derivative) is Derivative:
                 derivative.__class__ = _TypedDerivative
+            elif type(derivative) is Jacobian:
+                derivative.__class__ = _TypedJacobian
             return derivative
 
         @as_type_error
         def run(*args, **kwargs):
-            _only.derivative_calls[0] += 1
+            _only.derivative_calls.append(1)
             g, xs, wrt = bind(fun, argnum, args, kwargs)
             return build(g, xs, wrt)
         run.__name__ = getattr(fun, "__name__", "fun")
@@ -60,6 +72,12 @@ grad = _nary("grad", lambda g, xs, wrt: adsrc.grad(g, wrt=wrt)(*xs), adsrc.grad)
 value_and_grad = _nary("value_and_grad", lambda g, xs, wrt: adsrc.value_and_grad(g, wrt=wrt)(*xs), adsrc.value_and_grad)
 grad_and_aux = _nary("grad_and_aux", lambda g, xs, wrt: adsrc.grad(g, wrt=wrt, has_aux=True)(*xs),
                      lambda fun, wrt: adsrc.grad(fun, wrt=wrt, has_aux=True))
+
+# Called inside a differentiated function on a local function g (``grad(inner)(y)`` in f), they make an adsrc
+# Derivative of g, whose cotangent is g's own, as adsrc.grad's rule says (adsrc/api/gradients.py).
+for _operator in (grad, value_and_grad, grad_and_aux):
+    defvjp(_operator, lambda g, ans, fun, argnum=0: g, None)
+    defjvp(_operator, lambda t, ans, fun, argnum=0: t, None, piecewise_linear=True)
 jacobian = _nary("jacobian", lambda g, xs, wrt: adsrc.jacobian(g, wrt=wrt)(*xs), adsrc.jacobian)
 hessian = _nary("hessian", lambda g, xs, wrt: adsrc.hessian(g, wrt=wrt)(*xs), adsrc.hessian)
 

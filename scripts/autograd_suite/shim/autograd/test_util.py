@@ -15,6 +15,7 @@ import numpy as np
 
 import adsrc
 from adsrc.api.derivative import Derivative
+from adsrc.api.higher import Jacobian
 from adsrc.api.trees import flatten, is_float_leaf
 
 from . import _only
@@ -65,11 +66,11 @@ def check_grads(fun, argnum=0, modes=None, order=2):
 def _capped_order(fun, g, xs, order):
     """``order``, lowered so that the derivatives checked are of order 2 at most, counted from the root
     function: ``fun`` may be a derivative (grad(f)), or differentiate inside (a lambda calling grad(f))."""
-    already = fun.order if isinstance(fun, Derivative) else 0
-    if not already:
-        before = _only.derivative_calls[0]
-        g(*xs)
-        already = 1 if _only.derivative_calls[0] > before else 0
+    already = fun.order if isinstance(fun, (Derivative, Jacobian)) else 0
+    before = len(_only.derivative_calls)
+    g(*xs)
+    own = 1 if already else 0  # a derivative's own call comes first; it may differentiate inside too
+    already += max(_only.derivative_calls[before + own:], default=0)
     capped = min(order, MAX_ORDER - already)
     if capped < order:
         _only.capped.append(f"order {order + already} checked to order {capped + already}")
