@@ -21,7 +21,9 @@ from .rules import registry
 from .rules.assembly import index_concatenate  # noqa: F401  (np.r_[...] and np.c_[...] in generated code)
 from .rules.checkpoint import Checkpointed, checkpoint_loop
 from .rules.iterables import unpacked  # noqa: F401  (generated code imports it from here)
-from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
+from .rules.writes import (  # noqa: F401  (generated code imports them from here)
+    added_into, cleared, cleared_in_place, detached, owned, written_part, written_tangent,
+)
 from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
