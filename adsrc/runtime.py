@@ -22,7 +22,7 @@ from .rules.assembly import index_concatenate  # noqa: F401  (np.r_[...] and np.
 from .rules.checkpoint import Checkpointed, checkpoint_loop
 from .rules.iterables import unpacked  # noqa: F401  (generated code imports it from here)
 from .rules.writes import (  # noqa: F401  (generated code imports them from here)
-    added_into, cleared, cleared_in_place, detached, owned, written_part, written_tangent,
+    added_into, cleared, cleared_in_place, detached, drop_last_in_place, owned, written_part, written_tangent,
 )
 from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)

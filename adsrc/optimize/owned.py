@@ -10,7 +10,12 @@ Input: a pullback. Output: the same where a backward loop uses a gradient
   size of ``y``: ``d = accumulate(d, getitem_dx(du, None, y, index))``,
   ``d = d + getitem_dx(...)`` or ``d = accumulate(d, Thunk(getitem_dx, ...))``,
   written ``d = added_into(d, getitem_dx, du, None, y, index)``;
-* ``written_part(d, y, index, v)``, which reads ``d[index]`` and returns a copy.
+* ``written_part(d, y, index, v)``, which reads ``d[index]`` and returns a copy;
+* for a list grown by ``xs.append(v)`` (which the forward sweep runs in
+  place, transforms/reverse.py), ``part(d, -1)``, which reads the last item,
+  and ``d = drop_last(d)``, which copies the rest: written
+  ``d = drop_last_in_place(d)``. A list's items are replaced, never written
+  into, since an item may be shared.
 
 Right before such a loop, ``d = owned(d)`` copies ``d`` once. Inside the
 loop ``d`` then always holds ``zero``, that copy, or an array the helpers
@@ -32,7 +37,7 @@ import gast
 from ..ir.build import assign, call, name
 from ..ir.dataflow import stores
 
-_HELPERS = ("cleared", "written_part", "owned", "cleared_in_place", "added_into")
+_HELPERS = ("cleared", "written_part", "owned", "cleared_in_place", "added_into", "drop_last_in_place")
 
 
 class _Forms:
@@ -42,18 +47,22 @@ class _Forms:
         self.acc = context.accumulation
         self.rt = context.runtime
         self.vjps = context.vjps
+        self.part, self.drop_last = context.part, context.drop_last
 
     def in_place_vjp(self, node: gast.AST) -> bool:
         return isinstance(node, gast.Name) and getattr(self.vjps.get(node.id), "add_into", None) is not None
 
     def update(self, stmt: gast.stmt) -> tuple[str, str, gast.Call] | None:
-        """``(kind, d, call)`` for ``d = cleared(d, i)`` ("clear") or an index contribution to ``d`` ("add")."""
+        """``(kind, d, call)`` for ``d = cleared(d, i)`` ("clear"), ``d = drop_last(d)`` ("drop") or an
+        index contribution to ``d`` ("add")."""
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
             return None
         d, value = stmt.targets[0].id, stmt.value
         if self.acc.is_call(value, self.rt["cleared"]) and len(value.args) == 2 and _is_name(value.args[0], d) \
                 and d not in _loads(value.args[1]):
             return "clear", d, value
+        if self.acc.is_call(value, self.drop_last) and len(value.args) == 1 and _is_name(value.args[0], d):
+            return "drop", d, value
         added = self.acc.added(value)
         if not added or not _is_name(added[0], d):
             return None
@@ -79,7 +88,8 @@ class _Forms:
         if d in stores(stmt) or isinstance(stmt, gast.FunctionDef) and d in _names(stmt):
             return False
         reads = sum(1 for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == d)
-        parts = sum(1 for n in gast.walk(stmt) if self.acc.is_call(n, self.rt["written_part"])
+        parts = sum(1 for n in gast.walk(stmt) if (self.acc.is_call(n, self.rt["written_part"])
+                                                   or self.acc.is_call(n, self.part))
                     and n.args and _is_name(n.args[0], d))
         return reads == parts
 
@@ -101,6 +111,8 @@ class _Forms:
                 kind, d, node = form
                 if kind == "clear":
                     stmt.value = call(self.rt["cleared_in_place"], *node.args)
+                elif kind == "drop":
+                    stmt.value = call(self.rt["drop_last_in_place"], *node.args)
                 elif self.acc.is_deferred(node):
                     stmt.value = gast.Call(func=name(self.rt["added_into"]), args=[name(d)] + node.args,
                                            keywords=node.keywords)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..values import is_zero, unthunk, zero
+from ..values import TangentList, add_tangents, drop_last, is_zero, unthunk, zero
 from ..values.arrays import is_mutable, owned_copy
 from ._util import unbroadcast, zeros_for
 from .indexing import _getitem_add_into
@@ -86,7 +86,17 @@ def owned(dy: Any) -> Any:
     then updates it in place (``cleared_in_place``, ``added_into``): ``dy`` may be a rule's broadcast view,
     the user's seed or another variable's cotangent. An immutable array (Dask) is returned as it is."""
     dy = unthunk(dy)
+    if isinstance(dy, list):
+        return TangentList(dy)  # a list's cotangent: its items are replaced, never written into
     return zero if is_zero(dy) else owned_copy(dy)
+
+
+def drop_last_in_place(dxs: Any) -> Any:
+    """``drop_last`` for a list's cotangent that ``owned`` copied: its last item removed in place."""
+    if type(dxs) is TangentList:
+        dxs.pop()
+        return dxs
+    return drop_last(dxs)
 
 
 def cleared_in_place(dy: Any, index: Any) -> Any:
@@ -114,6 +124,9 @@ def added_into(dy: Any, vjp: Any, g: Any, *args: Any, **kwargs: Any) -> Any:
     if g is zero:
         return dy
     add_into = vjp.add_into
+    if type(x) is list and type(args[-1]) is int and getattr(add_into, "__wrapped__", None) is _getitem_add_into \
+            and (is_zero(dy) or type(dy) is TangentList and len(dy) == len(x)):
+        return _added_to_item(dy, x, args[-1], g)
     if add_into is None or not isinstance(x, np.ndarray) and not is_mutable(x):
         contribution = vjp(g, *args, **kwargs)
         return contribution if is_zero(dy) else dy + contribution
@@ -129,6 +142,17 @@ def added_into(dy: Any, vjp: Any, g: Any, *args: Any, **kwargs: Any) -> Any:
     return dy
 
 
+def _added_to_item(dxs: Any, xs: list, i: int, g: Any) -> Any:
+    """The cotangent of the list ``xs`` plus ``g`` at item ``i`` (of ``xs[i]``): the item replaced by a sum,
+    so that an item shared with another value is never written into."""
+    if is_zero(dxs):
+        dxs = TangentList([zero] * len(xs))
+    if np.iscomplexobj(g) and not np.iscomplexobj(xs[i]):
+        g = g.real  # a real item's cotangent keeps the real part (docs/complex.md)
+    dxs[i] = add_tangents(dxs[i], g)
+    return dxs
+
+
 def written_tangent(dy: Any, y: np.ndarray, index: Any, dvalue: Any) -> Any:
     """Forward mode: the tangent of ``y`` after ``y[index] = value``, as a new array."""
     if not np.issubdtype(y.dtype, np.inexact):
@@ -140,6 +164,8 @@ def written_tangent(dy: Any, y: np.ndarray, index: Any, dvalue: Any) -> Any:
 
 
 def detached(value: Any) -> Any:
-    """A returned array that shares memory with an array written in place: a copy, which the backward
-    sweep's restoring of that array cannot change."""
+    """A returned array that shares memory with an array written in place (or a list grown in place): a
+    copy, which the backward sweep's restoring of that array cannot change."""
+    if isinstance(value, list):
+        return list(value)  # a list grown in place, which the backward sweep shrinks back
     return value.copy() if isinstance(value, np.ndarray) else value
