@@ -57,6 +57,8 @@ def written_part(dy: Any, y: np.ndarray, index: Any, value: Any) -> Any:
             return zero
     if y.dtype.kind not in "fc":  # a write into integers or booleans casts the value: no gradient
         return zero
+    if type(index) is int and type(dy) is np.ndarray and dy.ndim == 1 and type(value) in _REAL_SCALARS:
+        return float(dy[index])  # the common case: a number written into a vector
     part = np.asarray(dy)[index]
     if type(index) is not int and _fancy(index):
         position = np.full(np.shape(dy), -1, dtype=np.intp)
