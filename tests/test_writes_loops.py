@@ -254,7 +254,25 @@ def appends_in_branches_and_comprehensions(x):
     return sum(squares) + ys[0] * ys[-1]
 
 
+def whole_list_read_at_each_step(x):
+    ys = [x[0]]
+    total = 0.0
+    for t in range(1, len(x)):
+        ys.append(np.mean(np.array(ys)) * x[t] + ys[t - 1])
+        total = total + sum(ys) * x[t]          # reads all of ys: its gradient keeps the copying forms
+    return total + np.sum(np.stack(ys) ** 2)
+
+
+def list_of_lists(x):
+    rows = []
+    for t in range(len(x)):
+        rows.append([x[t], x[t] * 2.0])
+    return sum(r[0] * r[1] for r in rows)
+
+
 LIST_PROGRAMS = [
+    (whole_list_read_at_each_step, (np.linspace(0.2, 0.9, 5),), (0,)),
+    (list_of_lists, (np.linspace(0.2, 0.9, 5),), (0,)),
     (ewma_list, (np.sin(np.linspace(0.0, 3.0, 9)), 0.3), (0, 1)),
     (rows_in_a_list, (np.array([0.3, -0.2, 0.5]), np.linspace(-0.5, 0.5, 9).reshape(3, 3)), (0, 1)),
     (appends_in_branches_and_comprehensions, (np.array([0.2, 0.9, 0.4, 0.7, 0.1, 0.6]),), (0,)),
