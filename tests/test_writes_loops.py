@@ -270,7 +270,15 @@ def list_of_lists(x):
     return sum(r[0] * r[1] for r in rows)
 
 
+def list_of_nested_tuples(x):
+    pairs = []
+    for t in range(len(x)):
+        pairs.append(((x[t], x[t] ** 2), 1.0 + t))   # items read back whole: their cotangents are tuples
+    return sum(u * v * w for (u, v), w in pairs)
+
+
 LIST_PROGRAMS = [
+    (list_of_nested_tuples, (np.linspace(0.2, 0.9, 5),), (0,)),
     (whole_list_read_at_each_step, (np.linspace(0.2, 0.9, 5),), (0,)),
     (list_of_lists, (np.linspace(0.2, 0.9, 5),), (0,)),
     (ewma_list, (np.sin(np.linspace(0.0, 3.0, 9)), 0.3), (0, 1)),

@@ -127,7 +127,7 @@ def added_into(dy: Any, vjp: Any, g: Any, *args: Any, **kwargs: Any) -> Any:
         return dy
     add_into = vjp.add_into
     if type(x) is list and type(args[-1]) is int and getattr(add_into, "__wrapped__", None) is _getitem_add_into \
-            and (is_zero(dy) or type(dy) is TangentList and len(dy) == len(x)):
+            and (is_zero(dy) or type(dy) is TangentList and len(dy) == len(x)) and not isinstance(g, (list, tuple, dict)):
         return _added_to_item(dy, x, args[-1], g)
     if add_into is None or not isinstance(x, np.ndarray) and not is_mutable(x):
         contribution = vjp(g, *args, **kwargs)
@@ -145,14 +145,18 @@ def added_into(dy: Any, vjp: Any, g: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _added_to_item(dxs: Any, xs: list, i: int, g: Any) -> Any:
-    """The cotangent of the list ``xs`` plus ``g`` at item ``i`` (of ``xs[i]``): the item replaced by a sum,
-    so that an item shared with another value is never written into."""
+    """The cotangent of the list ``xs`` plus ``g`` at item ``i`` (of ``xs[i]``, a number or an array): the item
+    replaced by a sum, so that an item shared with another value is never written into."""
     if is_zero(dxs):
         dxs = TangentList([zero] * len(xs))
-    if np.iscomplexobj(g) and not np.iscomplexobj(xs[i]):
+    if _complex(g) and not _complex(xs[i]):
         g = g.real  # a real item's cotangent keeps the real part (docs/complex.md)
     dxs[i] = add_tangents(dxs[i], g)
     return dxs
+
+
+def _complex(value: Any) -> bool:
+    return type(value) is complex or getattr(getattr(value, "dtype", None), "kind", None) == "c"
 
 
 def written_tangent(dy: Any, y: np.ndarray, index: Any, dvalue: Any) -> Any:
