@@ -23,7 +23,9 @@ from .rules.checkpoint import Checkpointed, checkpoint_loop
 from .rules.closures import local_function  # noqa: F401  (a local function used as a value, in generated code)
 from .rules.spellings import ufunc_at  # noqa: F401  (np.add.at(y, i, v) in generated code: rules/spellings.py)
 from .rules.iterables import dict_with, unpacked  # noqa: F401  (generated code imports them from here)
-from .rules.writes import cleared, detached, written_part, written_tangent  # noqa: F401  (generated code imports them from here)
+from .rules.writes import (  # noqa: F401  (generated code imports them from here)
+    added_into, cleared, cleared_in_place, detached, drop_last_in_place, owned, written_part, written_tangent,
+)
 from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, Stack, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,

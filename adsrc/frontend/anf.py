@@ -292,8 +292,9 @@ class ANF(CalleeResolver):
     def append(self, stmt: gast.Expr) -> None:
         """``xs.append(v)`` on a differentiated list becomes ``xs = [*xs, v]``.
 
-        Every version of the list stays as it was when the backward sweep
-        needs it, at the price of a copy of the list's references per append.
+        The adjoint runs it in place again and pops it back in the backward
+        sweep (transforms/reverse.py, ``grown_in_place``); forward mode keeps
+        the copy, which leaves every version of the list as it was.
         """
         items = stmt.value.func.value.id
         value = self.expr(stmt.value.args[0])

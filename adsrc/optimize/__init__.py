@@ -9,12 +9,13 @@ anything. ``compile(..., optimize=False)`` skips them, to show the raw form.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import gast
 
 from ..ir.build import is_comment
 from ..transforms.accumulation import Accumulation
-from . import constfold, deadcode, propagate, stacks, tape, unthunks, zeros
+from . import constfold, deadcode, owned, propagate, stacks, tape, unthunks, zeros
 
 PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape, stacks)
 
@@ -28,7 +29,9 @@ class Context:
     ``drop_last`` name the container helpers; ``pure_calls`` are calls with
     no effect, which dead-code elimination may drop; ``write_aliases`` the
     names that may share memory with an array written in place (a restoring
-    write into one is dead once none of them is read again).
+    write into one is dead once none of them is read again); ``runtime`` the
+    names of the runtime helpers and ``vjps`` the vjp functions under their
+    names in the module (for owned.py, which runs once, after the fixpoint).
     """
 
     accumulation: Accumulation
@@ -37,6 +40,8 @@ class Context:
     drop_last: str = "drop_last"
     pure_calls: set[str] = field(default_factory=set)
     write_aliases: set[str] = field(default_factory=set)
+    runtime: dict[str, str] = field(default_factory=dict)
+    vjps: dict[str, Callable] = field(default_factory=dict)
 
 
 def pullback_of(adjoint: gast.FunctionDef) -> gast.FunctionDef:
@@ -51,6 +56,7 @@ def optimize(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20) 
             changed |= optimization.run(adjoint, pullback, context)
         if not changed:
             break
+    owned.run(adjoint, pullback, context)
     _drop_orphan_comments(adjoint)
     return adjoint
 

@@ -49,7 +49,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
 from ..backend.pipeline import EAGER, compile
 from ..frontend.anf import positional_parameters
 from ..frontend.libraries import is_library_function
-from ..rules import _util, linalg
+from ..rules import _util, linalg, writes
 from ..rules.iterables import dict_with
 from ..calls import CallDerivative, flat_sources
 from ..recompute import LoopAdjoint, stored_loop_adjoint
@@ -329,6 +329,16 @@ def _reversed(tangents, args, kwargs):
     return seq[::-1], TangentList(items(tangents[0], seq)[::-1])
 
 
+def _added_into(tangents, args, kwargs):
+    """``added_into(dy, vjp, g, *args)`` writes into ``dy``, which its loop owns; its tangent is computed
+    out of place: ``ddy + vjp(dg, *args)`` (the vjps with an in-place form, reads by index, are linear
+    in ``g`` and depend on the array read only through its shape)."""
+    value = writes.added_into(*args, **kwargs)
+    t_dy = tangents[0] if tangents else zero
+    t_g = tangents[2] if len(tangents) > 2 else zero
+    return value, add_tangents(t_dy, zero if is_zero_tree(t_g) else args[1](t_g, *args[3:], **kwargs))
+
+
 _SPECIALS: dict[Any, Callable] = {}
 
 
@@ -343,6 +353,11 @@ def _special(fn: Any) -> Callable | None:
             _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
             _util.as_array: _linear_helper(_util.as_array, _util.as_array),
             arrays.to_library: _linear_helper(arrays.to_library, arrays.to_library),
+            # A loop's gradient updated in place (optimize/owned.py): the tangents take the copying forms.
+            writes.owned: _linear_helper(writes.owned, lambda t: t),
+            writes.cleared_in_place: _linear_helper(writes.cleared_in_place, writes.cleared),
+            writes.drop_last_in_place: _linear_helper(writes.drop_last_in_place, drop_last),
+            writes.added_into: _added_into,
         })
     try:
         return _SPECIALS.get(fn)

@@ -240,7 +240,20 @@ class Reverse:
                 "rule": self.rule_block, "call": self.call_block, "dynamic": self.dynamic_block}[prim.kind]
         needed = emit(stmt, target, prim, active, body)
         body.append(assign(self.adj(target), name(self.rt["zero"])))
-        return [stmt], [self.line_comment(stmt)] + body, self.saved(needed)
+        forward = self.grown_in_place(stmt, target, prim, body, needed) if prim.kind == "append" else [stmt]
+        return forward, [self.line_comment(stmt)] + body, self.saved(needed)
+
+    def grown_in_place(self, stmt, target: str, prim: Prim, body: list, needed: list[str]) -> list[gast.stmt]:
+        """``t = [*xs, v]`` (``xs.append(v)`` in the source) runs as ``xs.append(v); t = xs``: O(1), as in
+        Python, where a copy per append costs O(len(xs)) and keeps every version. The backward block undoes
+        it with ``t.pop()``, as a write is undone, so that each block sees the list as it was."""
+        items, value = prim.args
+        grow = gast.Expr(value=gast.Call(func=gast.Attribute(value=name(items.id), attr="append", ctx=gast.Load()),
+                                         args=[clone(value)], keywords=[]))
+        body.append(gast.Expr(value=gast.Call(func=gast.Attribute(value=name(target), attr="pop", ctx=gast.Load()),
+                                              args=[], keywords=[])))
+        needed.append(target)
+        return [gast.copy_location(grow, stmt), gast.copy_location(assign(target, name(items.id)), stmt)]
 
     def copy_block(self, stmt, target: str, prim: Prim, active: list[int], body: list) -> list[str]:
         """``t = a``: ``da += dt``."""
@@ -457,6 +470,9 @@ class Reverse:
     # -- the whole function -----------------------------------------------
     def function(self, node: gast.FunctionDef, adjoint_name: str) -> gast.FunctionDef:
         self.single_use = anno.get(node, anno.SINGLE_USE, set())
+        for stmt in gast.walk(node):  # lists grown in place (grown_in_place): what reads them must not be deferred
+            if isinstance(stmt, gast.Assign) and getattr(anno.get(stmt, anno.PRIM, None), "kind", None) == "append":
+                self.write_aliases |= {stmt.targets[0].id, anno.get(stmt, anno.PRIM).args[0].id}
         ret = node.body[-1]
         body_f, body_b = self.block(node.body[:-1])
         result = ret.value
