@@ -33,10 +33,11 @@ def real_row(candidates, what: str):
     and a row index, whose row r NumPy kept real, and that row's real values."""
     for i, (factor, r) in enumerate(candidates):
         row = factor[..., r, :]
-        if not np.all(np.abs(np.imag(row)) <= 1e-12):
+        eps = np.finfo(np.result_type(np.real(row), 1.0)).eps  # the columns have norm 1
+        if not np.all(np.abs(np.imag(row)) <= 1e4 * eps):
             continue
         values = np.real(row)
-        if np.any(np.abs(values) <= 1e-13):
+        if np.any(np.abs(values) <= 1e3 * eps):
             raise InvalidArgument(
                 f"{what}: a complex vector has a zero in the row NumPy keeps real, where the phase NumPy gives "
                 f"it is not continuous: the derivative of the vectors is undefined there. Functions that do not "
