@@ -83,7 +83,7 @@ def _last_positions(keys: list) -> dict:
 def _dict_dpairs(g, ans, pairs, **given):
     """``dict(pairs, **given)``: each key's last pair gets its cotangent, unless a keyword replaced it."""
     if isinstance(pairs, dict):
-        return TangentDict({k: part(g, k) for k in pairs if k not in given}) if not is_zero(g) else zero
+        return TangentDict({k: zero if k in given else part(g, k) for k in pairs}) if not is_zero(g) else zero
     keys = [k for k, _ in pairs]
     last = _last_positions(keys)
     return TangentList([TangentTuple((zero, part(g, k) if last[k] == i and k not in given else zero))
@@ -94,7 +94,7 @@ def _dict_jvp(t, ans, pairs, **given):
     if is_zero(t):
         return zero
     if isinstance(pairs, dict):
-        return TangentDict({k: part(t, k) for k in pairs if k not in given})
+        return TangentDict({k: zero if k in given else part(t, k) for k in pairs})
     return TangentDict((k, part(ti, 1)) for (k, _), ti in zip(pairs, t) if k not in given)
 
 
