@@ -74,21 +74,26 @@ def test_operator_rules_read_as_their_operators():
     assert "rule_vjp('operator.mul', 0)" in source and "rule_vjp('operator.matmul', 1)" in source
 
 
-def test_np_add_at_is_refused_with_a_remedy():
+def test_np_add_at_runs_as_a_write_into_an_array_made_here_and_is_refused_into_an_input():
     def scatter(x):
         out = np.zeros(3)
-        np.add.at(out, np.array([0, 0, 2]), x)
+        np.add.at(out, np.array([0, 0, 2]), x)  # repeated indices add up
         return np.sum(out * out)
 
-    with pytest.raises(UnsupportedSyntax, match=r"np.add.at.*np.bincount\(idx, weights=v"):
-        adsrc.grad(scatter)(np.ones(3))
-
-    def scatter_as_suggested(x):
+    def scatter_as_bincount(x):
         out = np.zeros(3)
         out = out + np.bincount(np.array([0, 0, 2]), weights=x, minlength=len(out))
         return np.sum(out * out)
 
-    check(scatter_as_suggested, RNG.normal(size=3))
+    x = RNG.normal(size=3)
+    np.testing.assert_allclose(check(scatter, x), check(scatter_as_bincount, x), rtol=1e-12)
+
+    def into_input(out, x):
+        np.add.at(out, np.array([0, 0, 2]), x)
+        return np.sum(out * out)
+
+    with pytest.raises(UnsupportedSyntax, match=r"np.add.at into an array not created.*np.bincount\(idx, weights=v"):
+        adsrc.grad(into_input, wrt=1)(np.zeros(3), np.ones(3))
 
 
 def times(a, b):

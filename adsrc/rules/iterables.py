@@ -96,7 +96,7 @@ def _dict_jvp(t, ans, pairs, **given):
     if is_zero(t):
         return zero
     if isinstance(pairs, dict):
-        return TangentDict({k: part(t, k) for k in pairs if k not in given})
+        return TangentDict({k: zero if k in given else part(t, k) for k in pairs})
     return TangentDict((k, part(ti, 1)) for (k, _), ti in zip(pairs, t) if k not in given)
 
 
