@@ -329,16 +329,22 @@ def test_attribute_matches_finite_differences(name, i):
 
 
 # ---- coverage of the tables ------------------------------------------------------
+# Rules whose value is not an array or number, so that no finite difference reads it: a local function made as
+# a value has its captured values' gradients checked through the programs of tests/test_closures.py.
+NOT_SAMPLED = {"adsrc.rules.closures.local_function"}
+
+
 def test_every_rule_has_samples():
-    missing = sorted(name for name in RULES if name not in SAMPLES)
+    missing = sorted(name for name in RULES if name not in SAMPLES and name not in NOT_SAMPLED)
     assert not missing, f"rules without samples in tests/rule_samples.py: {missing}"
     uncovered = []
     for name, rule in RULES.items():
         tested = set()
-        for case in SAMPLES[name]:
+        for case in SAMPLES.get(name, ()):
             args, _ = case.draw(np.random.default_rng(0))
             tested.update(positions(rule.vjps, case, args))
-        uncovered += [f"{name} argument {i}" for i, vjp in enumerate(rule.vjps) if vjp is not None and i not in tested]
+        uncovered += [f"{name} argument {i}" for i, vjp in enumerate(rule.vjps)
+                      if vjp is not None and i not in tested and name not in NOT_SAMPLED]
     assert not uncovered, f"differentiable arguments no sample exercises: {uncovered}"
 
 
