@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..backend.pipeline import EAGER, Mode, REVERSE, compile
+from ..backend.specialized import signature, specialized
 from ..config import resolve_eager
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import TangentList, TangentTuple, to_tangent, zero
@@ -70,6 +71,8 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
         values = bind(func, args, kwargs)
         check_differentiable(func, values, wrt_positions)
         adjoint = compile(func, wrt_positions, _mode(eager))
+        if not has_aux:  # the adjoint specialized for the arguments' kinds, where there is one
+            adjoint = specialized(adjoint, signature(values)) or adjoint
         try:
             value, pullback = adjoint.function(*values)
             if has_aux:
