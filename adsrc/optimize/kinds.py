@@ -30,6 +30,7 @@ import numpy as np
 
 from ..rules import registry
 from ..rules.templates import NONE, ZERO, Kind, constant, example, kind_of
+from ..values.zero import ZeroTangent
 
 Kinds = frozenset  # of Kind; None stands for "anything"
 MAX_KINDS = 4        # a name that may hold more kinds than this may hold anything
@@ -58,10 +59,20 @@ def own_rule_function(fn: Any) -> bool:
     return getattr(inner, "__module__", "").startswith("adsrc.rules")
 
 
+# Functions whose result's shape depends on the values of their array arguments, not only on their kinds.
+_VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_all", "unique_inverse", "nonzero",
+                           "flatnonzero", "argwhere", "extract", "compress", "trim_zeros", "delete", "insert",
+                           "histogram", "histogram_bin_edges", "bincount", "repeat", "resize", "arange",
+                           "linspace", "geomspace", "logspace", "setdiff1d", "intersect1d", "union1d",
+                           "setxor1d", "fromfunction", "polyfit", "roots", "select", "piecewise", "where"})
+
+
 def _library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
     if obj in _ALLOCATIONS:
         return True
+    if getattr(obj, "__name__", None) in _VALUE_SHAPED:
+        return False
     module = getattr(obj, "__module__", None) or ""
     if not (isinstance(obj, np.ufunc) or module.startswith("numpy") or module == "math"):
         return False
@@ -91,16 +102,24 @@ class Inference:
 
     # ---- the fixpoint ---------------------------------------------------------------
     def run(self, rounds: int = 20) -> None:
+        # A name starts with no kind at all (no assignment seen yet) and gains kinds until nothing changes.
         self.env = dict(self.params)
         for _ in range(rounds):
             before = dict(self.env)
             self._block(self.adjoint.body)
             if self.env == before:
-                return
-        self.env = {k: None for k in self.env}  # no fixpoint: know nothing
+                break
+        else:
+            self.env = {}  # no fixpoint: know nothing
+        self.final = True
+
+    final = False
 
     def kinds(self, name: str) -> Kinds | None:
-        return self.env.get(name, None) if name in self.assigned else self._outside(name)
+        if name not in self.assigned:
+            return self._outside(name)
+        found = self.env.get(name, frozenset())
+        return None if self.final and not found else found  # after the fixpoint, no kind means unknown
 
     def _bind(self, name: str, kinds: Kinds | None) -> None:
         kinds = None if kinds is None else frozenset(k.variable() for k in kinds)
@@ -122,6 +141,8 @@ class Inference:
         elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             op = _BINARY.get(type(stmt.op))
             operands = [self.kinds(stmt.target.id), self.expr(stmt.value)]
+            if op is operator.pow and not _typed_power(*operands):
+                op = None
             self._bind(stmt.target.id, None if op is None else self._apply(("op", op), op, operands))
         elif isinstance(stmt, gast.For):
             element = self._element(stmt.iter)
@@ -172,8 +193,10 @@ class Inference:
 
     # ---- expressions ----------------------------------------------------------------
     def _outside(self, name: str) -> Kinds | None:
+        """A global or closure value read by the adjoint: its kind if it is an (immutable) number. An
+        outside array keeps its identity, which the compile cache checks, but may change shape in place."""
         value = self.namespace.get(name, _MISSING)
-        kind = None if value is _MISSING else kind_of(value)
+        kind = None if value is _MISSING or type(value) is np.ndarray else kind_of(value)
         return None if kind is None or kind is NONE else frozenset({kind})
 
     def resolve(self, node: gast.expr) -> Any:
@@ -198,7 +221,10 @@ class Inference:
             return self.kinds(node.id)
         if isinstance(node, gast.BinOp):
             op = _BINARY.get(type(node.op))
-            return None if op is None else self._apply(("op", op), op, [self.expr(node.left), self.expr(node.right)])
+            operands = [self.expr(node.left), self.expr(node.right)]
+            if op is operator.pow and not _typed_power(*operands):
+                return None
+            return None if op is None else self._apply(("op", op), op, operands)
         if isinstance(node, gast.UnaryOp):
             op = _UNARY.get(type(node.op))
             return None if op is None else self._apply(("op", op), op, [self.expr(node.operand)])
@@ -254,6 +280,8 @@ class Inference:
         keywords = [k.arg for k in node.keywords]
         operands = [self.expr(a) for a in node.args] + [self.expr(k.value) for k in node.keywords]
         positional = len(node.args)
+        if not _shapes_follow(fn, operands):
+            return None
 
         def run(*values):
             return fn(*values[:positional], **dict(zip(keywords, values[positional:])))
@@ -264,6 +292,8 @@ class Inference:
         """The kinds of ``fn`` applied to every combination of the operands' kinds, by example."""
         if any(o is None for o in operands) or math.prod(len(o) for o in operands) > MAX_COMBINATIONS:
             return None
+        if any(not o for o in operands):
+            return frozenset()  # an operand with no kind yet (the fixpoint will come back)
         out: set[Kind] = set()
         for combination in itertools.product(*(sorted(o, key=repr) for o in operands)):
             memo = (key, combination)
@@ -274,6 +304,28 @@ class Inference:
                 return None
             out.add(found)
         return frozenset(out)
+
+
+def _shapes_follow(fn: Callable, operands: list[Kinds | None]) -> bool:
+    """Whether the result's kind follows from the operands' kinds: an integer that is not a constant of
+    the code may be a length, an axis or a count (``np.ones(n)``), unless every operand is a number
+    and the function works elementwise (a ufunc, ``math``, a vjp of numbers)."""
+    known = [k for o in operands if o is not None for k in o]
+    if not any(k.type is int and k.const is None for k in known):
+        return True
+    numbers = all(k.type in (float, int, np.float64) or k.type in (type(None), ZeroTangent) for k in known)
+    elementwise = isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math" or own_rule_function(fn)
+    return numbers and elementwise
+
+
+def _typed_power(base: Kinds | None, exponent: Kinds | None) -> bool:
+    """Whether ``base ** exponent``'s type follows from the kinds: a Python number to a power that is
+    not an integer constant of the code may be an int or a float (2 ** -1), a float or a complex
+    ((-8.0) ** 0.5)."""
+    if base is None or exponent is None:
+        return False
+    python = any(k.type in (int, float) and k.const is None for k in base)
+    return not python or all(k.const is not None and type(k.const[0]) is int for k in exponent)
 
 
 def _evaluate(fn: Callable, kinds: tuple) -> Kind | None:
