@@ -132,9 +132,11 @@ class Inference:
     def _stmt(self, stmt: gast.stmt) -> None:
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
+            if self._is_pop(stmt.value):
+                return  # a pop restores values its names held when they were pushed
             if isinstance(target, gast.Name):
                 self._bind(target.id, self.expr(stmt.value))
-            elif not self._is_pop(stmt.value):
+            else:
                 for node in gast.walk(target):
                     if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                         self._bind(node.id, None)
