@@ -82,7 +82,8 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
         except Exception as error:
             explain(error, func)
             raise
-        fresh = Fresh(values, value)
+        kind = type(value)
+        fresh = Fresh(values) if kind is float or kind is np.float64 else Fresh(values, value)  # a number shares no memory
         finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
         return value, (finished if many else finished[0])
 

@@ -12,7 +12,10 @@ them):
 * a deferred contribution ``Thunk(vjp, ...)`` becomes the same expression,
   computed at once (the small-size eagerness of ``accumulate``, decided here);
 * ``d = accumulate(d, c)`` becomes ``d = d + c`` where neither can be a thunk;
-  ``d = unthunk(d)`` goes where ``d`` cannot be one.
+  ``d = unthunk(d)`` goes where ``d`` cannot be one;
+* a loop's iteration count, ``n = 0`` and ``n += 1`` in the forward sweep,
+  becomes ``n = len(range(k))`` (or ``len(xs)`` over an array) where the loop
+  cannot break.
 
 The optimizer then runs again: copies such as ``dsin_y_times_0_5 = dy``
 propagate away, and values no vjp reads any more leave the tape.
@@ -80,7 +83,47 @@ class Specializer:
         inference = self.infer()  # contributions inlined are values now, not thunks
         self._rewrite(pullback, lambda node: self._accumulation(node, inference))
         self._drop_unthunks(pullback.body, inference)
+        self._count_loops(self.adjoint.body, inference)
         return self.changed
+
+    # ---- loop counts --------------------------------------------------------------
+    def _count_loops(self, stmts: list[gast.stmt], inference: Inference) -> None:
+        """``n = 0`` and ``n += 1`` in each iteration as ``n = len(range(k))`` (or ``len(xs)`` for an array)
+        before the loop, where the loop cannot break and the kinds say that taking the length has no effect."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.FunctionDef):
+                continue
+            for part in ("body", "orelse"):
+                if isinstance(getattr(stmt, part, None), list):
+                    self._count_loops(getattr(stmt, part), inference)
+            if i == 0 or not isinstance(stmt, gast.For) or not self._counted(stmts[i - 1], stmt, inference):
+                continue
+            stmts[i - 1].value = gast.Call(func=gast.Name(id="len", ctx=gast.Load(), annotation=None,
+                                                          type_comment=None),
+                                           args=[clone(stmt.iter)], keywords=[])
+            stmt.body = stmt.body[1:] or [gast.Pass()]
+            self.changed = True
+
+    def _counted(self, before: gast.stmt, loop: gast.For, inference: Inference) -> bool:
+        first = loop.body[0] if loop.body else None
+        if not (isinstance(before, gast.Assign) and isinstance(before.targets[0], gast.Name)
+                and isinstance(before.value, gast.Constant) and before.value.value == 0
+                and isinstance(first, gast.AugAssign) and isinstance(first.target, gast.Name)
+                and first.target.id == before.targets[0].id and isinstance(first.op, gast.Add)
+                and isinstance(first.value, gast.Constant) and first.value.value == 1):
+            return False
+        count = first.target.id
+        if inference.resolve(gast.Name(id="len", ctx=gast.Load(), annotation=None, type_comment=None)) is not len:
+            return False
+        for node in gast.walk(gast.Module(body=loop.body[1:], type_ignores=[])):
+            if isinstance(node, gast.Break) or isinstance(node, gast.Name) and node.id == count:
+                return False
+        iterable = loop.iter
+        if isinstance(iterable, gast.Call) and inference.resolve(iterable.func) is range and not iterable.keywords:
+            return all(inference.expr(a) == {Kind(int)} or isinstance(a, gast.Constant) and type(a.value) is int
+                       for a in iterable.args)
+        kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
+        return kinds is not None and all(k.type is np.ndarray and k.shape for k in kinds)
 
     # ---- rewriting expressions --------------------------------------------------
     def _rewrite(self, pullback: gast.FunctionDef, transform: Callable[[gast.AST], gast.AST | None]) -> None:
