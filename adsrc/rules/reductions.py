@@ -152,7 +152,8 @@ def _std_jvp(t, ans, x, *args, **kwargs):
 
 
 defvjp(np.sum, _sum_dx, fuse={0: fuse_linear(_sum_dx)})
-deftemplate(lookup(np.sum), 0, "np.broadcast_to(g, x.shape)", arrays({"x": None}))
+# The cotangent of a whole sum, spread over x: np.full's values are broadcast_to's (in writable memory).
+deftemplate(lookup(np.sum), 0, "np.full(x.shape, g)", lambda k: arrays({"x": None})(k) and k["g"].shape is None)
 defjvp(np.sum, lambda t, ans, x, *args, **kwargs: np.sum(t, *args, **without(kwargs, "initial")),
        piecewise_linear=True)
 deflinear(np.mean, _mean_dx, fuse={0: fuse_linear(_mean_dx)})
