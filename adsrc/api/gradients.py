@@ -199,9 +199,8 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
     >>> print(adsrc.adjoint_source(f, args=(0.5,)).split("def pullback")[1].strip())
     (dsin_x_times_x):
             # line 2: return math.sin(x) * x
-            dsin_x = dsin_x_times_x * x
             dx = dsin_x_times_x * sin_x
-            dx = dx + dsin_x * math.cos(x)
+            dx = dx + dsin_x_times_x * x * math.cos(x)
             return (dx,)
         return (sin_x_times_x, pullback)
     """

@@ -243,7 +243,8 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
     # The back end: the module's source, compiled, linked to its callees.
     reads = [(key, parsed.resolve(key)) for key in free]
     reads = [(key, obj) for key, obj in reads if obj is not _MISSING]
-    module = Module(parsed, runtime, list(transform.header), title, generated_name, reads, mode)
+    module = Module(outside_imports(reads, parsed), func.__name__, parsed.filename, parsed.first_line, runtime,
+                    list(transform.header), title, generated_name, reads, mode)
     source, compiled = module.assemble(function)
     _compile_callees((func, wrt, mode), transform.callees, mode)
     result = Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version, attributes)
@@ -254,9 +255,13 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode) -> Compiled:
 
 @dataclass
 class Module:
-    """What a generated module is made of besides its function: the pieces ``assemble`` puts together."""
+    """What a generated module is made of besides its function: the pieces ``assemble`` puts together.
+    (Nothing here refers to the user's function, which the compile cache must be free to collect.)"""
 
-    parsed: Parsed
+    imports: list[str]  # the lines that bind the outside names it reads
+    label: str  # the user's function's name
+    filename: str
+    first_line: int
     runtime: dict[str, str]
     header: list[str]  # the transform's lines: the vjps and callee adjoints it binds
     title: str
@@ -273,15 +278,14 @@ class Module:
                   if not self.prune or " = " not in line or line.split(" = ", 1)[0] in used]
         used |= {n for n in self.runtime.values() if any(n + "(" in line for line in header)}
         imported = [f"{r} as {n}" if r != n else r for r, n in self.runtime.items() if n in used]
-        lines = outside_imports(self.reads, self.parsed) + self.extra
+        lines = self.imports + self.extra
         lines += [f"from adsrc.runtime import {', '.join(imported)}"] if imported else []
         lines += header
         source = module_source(lines, function, self.title)
-        func_name = self.parsed.func.__name__
-        namespace: dict[str, Any] = {"__name__": f"adsrc_{'jvp' if self.mode.forward else 'adjoint'}_{func_name}",
+        namespace: dict[str, Any] = {"__name__": f"adsrc_{'jvp' if self.mode.forward else 'adjoint'}_{self.label}",
                                      **dict(self.reads)}
-        compiled = load(source, f"{func_name} ({self.parsed.filename}:{self.parsed.first_line})", namespace,
-                        self.generated_name, self.parsed.filename)
+        compiled = load(source, f"{self.label} ({self.filename}:{self.first_line})", namespace,
+                        self.generated_name, self.filename)
         return source, compiled
 
 

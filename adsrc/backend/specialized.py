@@ -23,7 +23,8 @@ import numpy as np
 
 from ..ir import annotations as anno
 from ..optimize import optimize as run_passes
-from ..optimize.specialize import signature_kinds, specialize
+from ..optimize.fold import fold
+from ..optimize.specialize import Specializer, signature_kinds
 from ..rules.templates import Kind
 from .pipeline import Compiled
 
@@ -118,9 +119,11 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     params = signature_kinds(compiled.params, tuple(_kind(part) for part in key))
     runtime = module.runtime
     vjps = {label: fn for fn, label in generic.vjps.items()}
-    if not specialize(function, params, namespace, vjps, runtime, generic.tape, module_alias):
+    specializer = Specializer(function, params, namespace, vjps, runtime, generic.tape, module_alias)
+    if not specializer.run():
         return None
     run_passes(function, copy.copy(generic.context))
+    fold(function, specializer.infer(), generic.tape)  # temporaries read once, back into their reader
     module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, key)}; ", 1)
     source, live = module.assemble(function)
     return dataclasses.replace(compiled, function=live, source=source, generic=None, specialized={})
