@@ -10,7 +10,9 @@ them):
   template, ``dsin_y * math.cos(y)``, where the template is exact for the
   kinds of its operands (no zero guard, complex check or unbroadcast left);
 * a deferred contribution ``Thunk(vjp, ...)`` becomes the same expression,
-  computed at once (the small-size eagerness of ``accumulate``, decided here);
+  computed at once, where its vjp has no batched form or its cotangent is
+  small (the small-size eagerness of ``accumulate``, decided here); a large
+  one that an AccThunk may batch with its siblings stays a Thunk;
 * ``d = accumulate(d, c)`` becomes ``d = d + c`` where neither can be a thunk;
   ``d = unthunk(d)`` goes where ``d`` cannot be one;
 * a loop's iteration count, ``n = 0`` and ``n += 1`` in the forward sweep,
@@ -37,6 +39,7 @@ from ..rules.templates import NONE, Kind, Template, template_of
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
+SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution is computed at once
 
 
 def _rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
@@ -139,7 +142,8 @@ class Specializer:
         """A vjp call or a Thunk of one, as its rule's template, if exact for these kinds."""
         if not isinstance(node.func, gast.Name) or node.keywords:
             return None
-        if node.func.id == self.rt["Thunk"] and node.args and isinstance(node.args[0], gast.Name):
+        deferred = node.func.id == self.rt["Thunk"]
+        if deferred and node.args and isinstance(node.args[0], gast.Name):
             label, args = node.args[0].id, node.args[1:]
         else:
             label, args = node.func.id, node.args
@@ -157,10 +161,22 @@ class Specializer:
         kinds = {p: inference.expr(a) for p, a in operands.items()}
         if not self._exact(template, kinds):
             return None
+        if deferred and not self._small(self.vjps[label], kinds.get("g")):
+            return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
         expression = self._instantiate(template, operands, kinds)
         if expression is not None:
             self.changed = True
         return expression
+
+    @staticmethod
+    def _small(vjp: Callable, cotangent: Kinds | None) -> bool:
+        """Whether computing a deferred contribution at once costs less than deferring it: its vjp has no
+        batched or in-place form, or its cotangent has at most SMALL_SIZE elements (a thunk's bookkeeping
+        then costs more than the arithmetic; accumulate's small_size, decided here)."""
+        if getattr(vjp, "fuse", None) is None and getattr(vjp, "add_into", None) is None:
+            return True
+        return cotangent is not None and all(
+            k.type is not np.ndarray or int(np.prod(k.shape)) <= SMALL_SIZE for k in cotangent)
 
     @staticmethod
     def _exact(template: Template, kinds: dict[str, Kinds | None]) -> bool:
