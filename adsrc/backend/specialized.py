@@ -7,7 +7,8 @@ key (optimize/specialize.py, then the optimizer again), compiled once and kept
 on the generic ``Compiled``, so it lives and dies with it (the compile cache
 recompiles when an outside value or a rule changes). It returns None, and the
 caller runs the generic adjoint, when no argument has a kind, when the
-specialization changes nothing, or past ``MAX_SIGNATURES`` keys for one
+specialization changes nothing, for an adjoint of more than
+``MAX_STATEMENTS`` statements, or past ``MAX_SIGNATURES`` keys for one
 function (a function called with ever new shapes is not compiled again and
 again).
 """
@@ -29,6 +30,9 @@ from ..rules.templates import Kind
 from .pipeline import Compiled
 
 MAX_SIGNATURES = 8
+# A longer adjoint keeps its generic form: specializing it (kinds, templates, the optimizer once more) would
+# cost a few times its compile time at its first call, against the compile-time budget of long functions.
+MAX_STATEMENTS = 150
 _SCALAR_TYPES = (float, int, np.float64)
 
 
@@ -82,6 +86,19 @@ def describe(params: list[str], key: tuple) -> str:
     return ", ".join(parts)
 
 
+def _longer_than(stmts: list[gast.stmt], limit: int) -> bool:
+    """Whether these statements, nested ones included, number more than ``limit`` (counted until then)."""
+    count, stack = 0, [stmts]
+    while stack:
+        for stmt in stack.pop():
+            count += 1
+            if count > limit:
+                return True
+            stack.extend(block for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None))
+                         if isinstance(block, list))
+    return False
+
+
 def _copy(function: gast.FunctionDef) -> gast.FunctionDef:
     """A deep copy of the syntax tree that shares the annotations' values (a Prim holds its rule),
     except the tape pops' pushes, which are nodes of the tree and must be the copy's own."""
@@ -95,6 +112,8 @@ def _copy(function: gast.FunctionDef) -> gast.FunctionDef:
 
 def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     generic = compiled.generic
+    if _longer_than(generic.function.body, MAX_STATEMENTS):
+        return None
     function = _copy(generic.function)
     module = dataclasses.replace(generic.module, extra=[], prune=True)
     taken = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)} | set(module.runtime.values())

@@ -42,9 +42,17 @@ MAX_COMBINATIONS = 16
 SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution is computed at once
 
 
+_by_function: dict[int, Any] = {}  # registry version -> {id(vjp): (rule, position)}
+
+
 def _rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
     """The rule and argument position of each vjp the module binds, by its name there."""
-    by_function = {id(v): (rule, i) for rule in registry.rules() for i, v in enumerate(rule.vjps) if v is not None}
+    version = registry.version()
+    if version not in _by_function:
+        _by_function.clear()
+        _by_function[version] = {id(v): (rule, i) for rule in registry.rules() for i, v in enumerate(rule.vjps)
+                                 if v is not None}
+    by_function = _by_function[version]
     return {label: by_function[id(fn)] for label, fn in vjps.items() if id(fn) in by_function}
 
 
