@@ -56,7 +56,7 @@ def join(a: Kinds | None, b: Kinds | None) -> Kinds | None:
 def own_rule_function(fn: Any) -> bool:
     """A vjp of one of adsrc's own rules (pure; a user's rule might print or count)."""
     inner = getattr(fn, "__wrapped__", None)
-    return getattr(inner, "__module__", "").startswith("adsrc.rules")
+    return (getattr(inner, "__module__", None) or "").startswith("adsrc.rules")
 
 
 # Functions whose result's shape depends on the values of their array arguments, not only on their kinds.
