@@ -26,7 +26,7 @@ from collections import Counter
 import gast
 
 from ..ir.build import is_comment
-from .kinds import Inference, _library_primitive, own_rule_function
+from .kinds import Inference, library_primitive, own_rule_function
 
 _PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.IfExp, gast.Tuple,
                gast.Load, gast.operator, gast.unaryop, gast.cmpop, gast.Attribute, gast.Call, gast.keyword)
@@ -96,7 +96,7 @@ class Folder:
             if isinstance(node, gast.Call):
                 callee = self.inference.resolve(node.func)
                 label = node.func.id if isinstance(node.func, gast.Name) else None
-                if not (_library_primitive(callee) or label in self.inference.vjps
+                if not (library_primitive(callee) or label in self.inference.vjps
                         and own_rule_function(self.inference.vjps[label])):
                     return False
         return True

@@ -67,7 +67,7 @@ _VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_a
                            "setxor1d", "fromfunction", "polyfit", "roots", "select", "piecewise", "where"})
 
 
-def _library_primitive(obj: Any) -> bool:
+def library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
     if obj in _ALLOCATIONS:
         return True
@@ -272,7 +272,7 @@ class Inference:
                 return None
             return self._apply_call(("vjp", name), fn, node)
         callee = self.resolve(func)
-        if callee is not _MISSING and _library_primitive(callee):
+        if callee is not _MISSING and library_primitive(callee):
             return self._apply_call(("call", id(callee)), callee, node)
         return None
 
