@@ -168,7 +168,7 @@ def run_dump(args: argparse.Namespace) -> int:
 
     from .api.derivative import Derivative
 
-    func, _ = load_function(args.target)
+    func, module = load_function(args.target)
     if isinstance(func, Derivative):
         path = args.target.rpartition(":")[0]
         raise UsageError(f"{args.target} is {func.describe()}, a derivative, whose code is generated at call time; "
@@ -183,7 +183,20 @@ def run_dump(args: argparse.Namespace) -> int:
         source = _compiling(lambda: jvp_source(func, wrt))
         print(source, end="" if source.endswith("\n") else "\n")
         return 0
-    source = _compiling(lambda: adjoint_source(func, wrt, eager=args.eager, optimize=args.optimize))
+    example = None
+    if args.args is not None:
+        if not args.optimize:
+            raise UsageError("--args shows the adjoint specialized for those arguments, made from the optimized "
+                             "one: leave out --no-optimize")
+        import numpy as np
+
+        namespace = dict(vars(module))
+        namespace.setdefault("np", np)
+        call_args, call_kwargs = parse_call_args(args.args, namespace)
+        if call_kwargs:
+            raise UsageError("--args for dump takes the arguments by position")
+        example = call_args
+    source = _compiling(lambda: adjoint_source(func, wrt, eager=args.eager, optimize=args.optimize, args=example))
     if args.forward_sweep_only or args.backward_sweep_only:
         forward, backward = split_sweeps(source)
         source = forward if args.forward_sweep_only else backward
@@ -299,6 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--no-optimize", dest="optimize", action="store_false",
                       help="show the raw output of the reverse pass, before the optimizer removes dead "
                            "code, zero contributions and unread tape entries")
+    dump.add_argument("--args", metavar="EXPR", default=None,
+                      help="example arguments, as inside a call (e.g. '0.3, 1000' or 'np.ones((2, 10)), 2.0'): "
+                           "show the adjoint specialized for their types, dtypes and shapes, which grad runs "
+                           "for such arguments")
     dump.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                       help="reverse (default): the adjoint; forward: the forward-mode (JVP) code, "
                            "tangents beside values")

@@ -42,6 +42,9 @@ class Config:
         max_pending_bytes: the same bound, counted in bytes of pending arrays.
         small_size: contributions with at most this many elements are added at
             once instead of being deferred: laziness cannot pay for them.
+        specialize: ``grad`` and ``value_and_grad`` run the adjoint specialized
+            for the kinds of the call's arguments (types, dtypes, shapes) where
+            it differs from the generic one; False runs the generic adjoint.
 
     >>> import adsrc
     >>> adsrc.config.eager_unthunk  # lazy accumulation unless ADSRC_EAGER_UNTHUNK is set
@@ -56,6 +59,7 @@ class Config:
         self.max_pending = 32
         self.max_pending_bytes = 64 * 2**20
         self.small_size = 1
+        self.specialize = True
 
     @property
     def eager_unthunk(self) -> bool:
@@ -69,7 +73,8 @@ class Config:
     def __repr__(self) -> str:
         return (
             f"Config(eager_unthunk={self.eager_unthunk}, max_pending={self.max_pending}, "
-            f"max_pending_bytes={self.max_pending_bytes}, small_size={self.small_size})"
+            f"max_pending_bytes={self.max_pending_bytes}, small_size={self.small_size}, "
+            f"specialize={self.specialize})"
         )
 
 

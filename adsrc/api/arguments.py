@@ -254,7 +254,7 @@ class Fresh:
     def __init__(self, *trees: Any):
         # memory owners already spoken for, by id; the objects are kept so that the ids stay theirs
         self._taken: dict[int, Any] = {}
-        self._take_inputs(trees, set())
+        self._take_inputs(trees[0] if len(trees) == 1 else trees, set())  # one tuple of arrays: the fast path
 
     def _take_inputs(self, tree: Any, seen: set[int]) -> None:
         if type(tree) is tuple and all(type(item) is np.ndarray and item.base is None for item in tree):

@@ -15,7 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..backend.pipeline import EAGER, Mode, REVERSE, compile
-from ..config import resolve_eager
+from ..backend.specialized import signature, specialized
+from ..config import config, resolve_eager
 from ..rules.closures import lift
 from ..rules.registry import defjvp, defvjp
 from ..errors import InvalidArgument, NonScalarOutput
@@ -72,6 +73,8 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
         values = bind(func, args, kwargs)
         check_differentiable(func, values, wrt_positions)
         adjoint = compile(func, wrt_positions, _mode(eager))
+        if not has_aux and config.specialize:  # the adjoint specialized for the arguments' kinds, if any
+            adjoint = specialized(adjoint, signature(values)) or adjoint
         try:
             value, pullback = adjoint.function(*values)
             if has_aux:
@@ -81,7 +84,8 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
         except Exception as error:
             explain(error, func)
             raise
-        fresh = Fresh(values, value)
+        kind = type(value)
+        fresh = Fresh(values) if kind is float or kind is np.float64 else Fresh(values, value)  # a number shares no memory
         finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
         return value, (finished if many else finished[0])
 
@@ -179,18 +183,28 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
 
 
 def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, eager: bool = False,
-                   optimize: bool = True) -> str:
+                   optimize: bool = True, args: tuple | None = None) -> str:
     """The generated adjoint module's source, as a string.
 
     ``wrt`` or ``argnums``: as in :func:`value_and_grad`. ``optimize=False``
     shows the raw output of the reverse pass, before the optimizer removes
-    dead code, zero contributions and unread tape entries.
+    dead code, zero contributions and unread tape entries. ``args``, a tuple
+    of example arguments, shows the adjoint specialized for their kinds
+    (types, dtypes and shapes), which ``grad`` runs for such arguments; the
+    generic one where the specialization changes nothing.
 
-    >>> import adsrc
+    >>> import math, adsrc
     >>> def f(x):
-    ...     return x * x
+    ...     return math.sin(x) * x
     >>> "def f_adjoint(x):" in adsrc.adjoint_source(f)
     True
+    >>> print(adsrc.adjoint_source(f, args=(0.5,)).split("def pullback")[1].strip())
+    (dsin_x_times_x):
+            # line 2: return math.sin(x) * x
+            dx = dsin_x_times_x * sin_x
+            dx = dx + dsin_x_times_x * x * math.cos(x)
+            return (dx,)
+        return (sin_x_times_x, pullback)
     """
     wrt = choose_wrt(wrt, argnums)
     if isinstance(func, Derivative):
@@ -198,7 +212,10 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
                                             "the second-order pass at call time; print "
                                             "adjoint_source(f, eager=True) to see the code it transforms")
     wrt_positions, _ = positions(func, wrt)
-    return compile(func, wrt_positions, Mode("reverse", bool(eager), bool(optimize))).source
+    compiled = compile(func, wrt_positions, Mode("reverse", bool(eager), bool(optimize)))
+    if args is not None:
+        compiled = specialized(compiled, signature(bind(func, tuple(args), {}))) or compiled
+    return compiled.source
 
 
 # ---- second order: grad of a gradient, vjp of a gradient --------------------------------

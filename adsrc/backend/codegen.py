@@ -41,6 +41,8 @@ def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
          original_file: str = "") -> Any:
     """Compile ``source``, run it in ``namespace`` and return ``function_name`` from it."""
     filename = f"<adsrc adjoint {next(_serial)} of {label}>"
+    while _forgotten:  # the sources of functions collected since the last load
+        linecache.cache.pop(_forgotten.pop(), None)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     _origins[filename] = _line_map(source, original_file)
     code = compile(source, filename, "exec")
@@ -51,9 +53,14 @@ def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
     return function
 
 
+_forgotten: list[str] = []
+
+
 def _forget(filename: str) -> None:
+    # The source leaves linecache at the next load, not here: a collection can run this in the middle of
+    # linecache.checkcache's loop over its keys (pdb and doctest call it), which would then miss one.
     _origins.pop(filename, None)
-    linecache.cache.pop(filename, None)
+    _forgotten.append(filename)
 
 
 def _line_map(source: str, original_file: str) -> dict[int, str]:

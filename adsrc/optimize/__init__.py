@@ -8,16 +8,19 @@ anything. ``compile(..., optimize=False)`` skips them, to show the raw form.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import gast
 
+from ..ir import annotations as anno
 from ..ir.build import is_comment
 from ..transforms.accumulation import Accumulation
 from . import constfold, deadcode, owned, propagate, stacks, tape, unthunks, zeros
 
-PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape, stacks)
+PASSES = (constfold, zeros, unthunks, propagate, deadcode, tape)
+FINAL_PASSES = PASSES + (stacks,)  # stacks last: a specialization (optimize/specialize.py) first inlines what it can
 
 
 @dataclass
@@ -48,17 +51,56 @@ def pullback_of(adjoint: gast.FunctionDef) -> gast.FunctionDef:
     return next(s for s in adjoint.body if isinstance(s, gast.FunctionDef))
 
 
-def optimize(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20) -> gast.FunctionDef:
+def optimize(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20, final: bool = True) -> gast.FunctionDef:
+    """Run the passes to a fixpoint; ``final=False`` stops before the passes that give loops their
+    run-time accumulators (stacks.py, owned.py), which :func:`finish` runs: backend/specialized.py keeps
+    the adjoint between the two, to specialize it first."""
+    _fixpoint(adjoint, context, PASSES, max_rounds)
+    if final:
+        finish(adjoint, context, max_rounds)
+    return adjoint
+
+
+def finish(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20) -> gast.FunctionDef:
+    """The last passes: Stacks for loops' deferred contributions, owned buffers for their indexed ones."""
+    _fixpoint(adjoint, context, FINAL_PASSES, max_rounds)
+    owned.run(adjoint, pullback_of(adjoint), context)
+    _drop_orphan_comments(adjoint)
+    return adjoint
+
+
+def _fixpoint(adjoint: gast.FunctionDef, context: Context, passes: tuple, max_rounds: int) -> None:
     pullback = pullback_of(adjoint)
     for _ in range(max_rounds):
         changed = False
-        for optimization in PASSES:
+        for optimization in passes:
             changed |= optimization.run(adjoint, pullback, context)
         if not changed:
             break
-    owned.run(adjoint, pullback, context)
-    _drop_orphan_comments(adjoint)
-    return adjoint
+
+
+def copy_adjoint(function: gast.FunctionDef) -> gast.FunctionDef:
+    """A deep copy of the syntax tree that shares the annotations' values (a Prim holds its rule),
+    except the tape pops' pushes, which are nodes of the tree and must be the copy's own."""
+    memo: dict[int, Any] = {}
+    for node in gast.walk(function):
+        for field_name, value in vars(node).items():
+            if field_name.startswith("adsrc_") and field_name != "adsrc_" + anno.PUSHES:
+                memo[id(value)] = value
+    return copy.deepcopy(function, memo)
+
+
+def longer_than(stmts: list[gast.stmt], limit: int) -> bool:
+    """Whether these statements, nested ones included, number more than ``limit`` (counted until then)."""
+    count, stack = 0, [stmts]
+    while stack:
+        for stmt in stack.pop():
+            count += 1
+            if count > limit:
+                return True
+            stack.extend(block for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None))
+                         if isinstance(block, list))
+    return False
 
 
 def _drop_orphan_comments(node: gast.AST) -> None:

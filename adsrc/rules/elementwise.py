@@ -26,6 +26,7 @@ import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
 from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
+from .templates import broadcasts_to, deftemplate, same_shape
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -37,6 +38,11 @@ defvjp(np.add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbr
 defvjp(np.subtract, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g, y))
 defjvp(np.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t, piecewise_linear=True)
 defjvp(np.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, piecewise_linear=True)
+# Specialized code inlines these where the kinds make unbroadcast a no-op (templates.py).
+deftemplate(lookup(np.add), 0, "g", same_shape("g", "x"))
+deftemplate(lookup(np.add), 1, "g", same_shape("g", "y"))
+deftemplate(lookup(np.subtract), 0, "g", same_shape("g", "x"))
+deftemplate(lookup(np.subtract), 1, "-g", same_shape("g", "y"))
 
 
 def _weak_dtypes(values):
@@ -74,6 +80,8 @@ deflinear(
     lambda g, ans, x, y: unbroadcast(g * x, y),
     fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)},
 )
+deftemplate(lookup(np.multiply), 0, "g * y", broadcasts_to("x", "g", "y"))
+deftemplate(lookup(np.multiply), 1, "g * x", broadcasts_to("y", "g", "x"))
 # A zero cotangent (or tangent) gives exactly zero even where y is 0 (registry.times):
 # np.where(y != 0, x / y, 0.0) has a finite gradient at y == 0.
 defvjp(
@@ -134,6 +142,7 @@ defjvp(np.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * np.floor_
 defvjp(np.fmod, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y))
 defjvp(np.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * np.trunc(x / y))
 deflinear(np.negative, lambda g, ans, x: -g)
+deftemplate(lookup(np.negative), 0, "-g")
 deflinear(np.positive, lambda g, ans, x: g)
 defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
 defjvp(np.absolute, lambda t, ans, x: t * np.sign(x), piecewise_linear=True)

@@ -26,6 +26,7 @@ import numpy as np
 
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._util import as_array, note, unbroadcast, variadic, zero
+from .templates import arrays, deftemplate
 
 _LETTERS = string.ascii_letters
 
@@ -249,6 +250,11 @@ def _fuse_matmul(side):
 
 _MATMUL_FUSE = {0: _fuse_matmul(0), 1: _fuse_matmul(1)}
 deflinear(np.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
+# Two matrices, where summing back to the argument's shape does nothing.
+deftemplate(lookup(np.matmul), 0, "g @ b.T", lambda k: arrays({"a": 2, "b": 2})(k)
+            and k["a"].shape == (k["g"].shape[0], k["b"].shape[0]))
+deftemplate(lookup(np.matmul), 1, "a.T @ g", lambda k: arrays({"a": 2, "b": 2})(k)
+            and k["b"].shape == (k["a"].shape[1], k["g"].shape[1]))
 if hasattr(np.linalg, "matmul"):
     deflinear(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
 deflinear(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .registry import defjvp, defvjp, lookup
 from ._util import as_array, keep_dims, note, reduced_axes, replace_zero
+from .templates import arrays, deftemplate
 
 
 def _conj(x):
@@ -121,6 +122,7 @@ def _matrix_norm_dx(g, ans, x, /, *, keepdims=False, ord="fro"):
 
 
 defvjp(np.linalg.norm, _norm_dx)
+deftemplate(lookup(np.linalg.norm), 0, "g * x / ans if ans != 0 else np.zeros_like(x)", arrays({"x": None}))
 if hasattr(np.linalg, "vector_norm"):
     defvjp(np.linalg.vector_norm, _vector_norm_dx)
     defvjp(np.linalg.matrix_norm, _matrix_norm_dx)

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import without
+from .templates import arrays, deftemplate
 from ._util import (as_array, broadcast_like, cast_like, fuse_linear, is_zero, keep_dims, no_value, note, reduced_axes, reduced_size, replace_zero,
                     zero)
 
@@ -151,6 +152,8 @@ def _std_jvp(t, ans, x, *args, **kwargs):
 
 
 defvjp(np.sum, _sum_dx, fuse={0: fuse_linear(_sum_dx)})
+# The cotangent of a whole sum, spread over x: np.full's values are broadcast_to's (in writable memory).
+deftemplate(lookup(np.sum), 0, "np.full(x.shape, g)", lambda k: arrays({"x": None})(k) and k["g"].shape is None)
 defjvp(np.sum, lambda t, ans, x, *args, **kwargs: np.sum(t, *args, **without(kwargs, "initial")),
        piecewise_linear=True)
 deflinear(np.mean, _mean_dx, fuse={0: fuse_linear(_mean_dx)})

@@ -48,6 +48,7 @@ from ..values import as_tangent
 from ..values import unthunk, zero
 from ..values.arrays import is_lazy
 from ._tangent import multilinear
+from .templates import derivative_template
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 _FLOAT64 = np.float64
@@ -770,6 +771,8 @@ def defderivative(func: Any, derivative: Callable[..., Any], singular: bool = Fa
                                                 for n in ["g", *params]])
     rule = defvjp(func, by_cotangent, **forms)
     defjvp(func, by_tangent)
+    if not singular:  # specialized code may inline ``g * d(ans, x)`` (templates.py)
+        rule.extra["templates"] = {0: derivative_template(derivative, params)}
     return rule
 
 

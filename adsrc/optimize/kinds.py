@@ -1,0 +1,342 @@
+"""Kind inference over an adjoint: what each name may hold, given the kinds of the arguments.
+
+Input: an optimized adjoint (forward sweep and nested pullback), one set of
+kinds per parameter (rules/templates.py: a Python type, for an array its
+dtype and shape), the generated module's outside names, and the vjp
+functions its header binds. Output: for every name, the set of kinds it may
+hold, or None when it may hold anything (a list, a Thunk, a user object).
+
+The analysis is flow-insensitive: a name's set is the union over every
+assignment to it anywhere in the adjoint, run to a fixpoint. That covers
+loops and branches without following them, and a tape pop restores a value
+its name held when it was pushed, so it adds nothing. A kind is found by
+running the operation on example values of the operands' kinds (NumPy
+decides what ``np.sin`` of a float returns, or the shape of a matmul): only
+operators, the vjps of adsrc's own rules, and NumPy or ``math`` functions
+that have one, all free of effects. Anything else is None.
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+import operator
+import types
+import warnings
+from typing import Any, Callable
+
+import gast
+import numpy as np
+
+from ..rules import registry
+from ..rules.templates import NONE, ZERO, Kind, constant, example, kind_of
+from ..values.zero import ZeroTangent
+
+Kinds = frozenset  # of Kind; None stands for "anything"
+MAX_KINDS = 4        # a name that may hold more kinds than this may hold anything
+MAX_COMBINATIONS = 16
+_MISSING = object()
+
+_BINARY = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
+           gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.FloorDiv: operator.floordiv,
+           gast.Mod: operator.mod}
+_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+_ATTRIBUTES = frozenset({"T", "real", "shape", "ndim", "size"})
+# NumPy functions without a gradient rule that the templates call (rules/templates.py)
+_ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros, np.ones, np.full})
+
+
+def join(a: Kinds | None, b: Kinds | None) -> Kinds | None:
+    if a is None or b is None:
+        return None
+    both = a | b
+    return both if len(both) <= MAX_KINDS else None
+
+
+def own_rule_function(fn: Any) -> bool:
+    """A vjp of one of adsrc's own rules (pure; a user's rule might print or count)."""
+    inner = getattr(fn, "__wrapped__", None)
+    return (getattr(inner, "__module__", None) or "").startswith("adsrc.rules")
+
+
+# Functions whose result's shape depends on the values of their array arguments, not only on their kinds.
+_VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_all", "unique_inverse", "nonzero",
+                           "flatnonzero", "argwhere", "extract", "compress", "trim_zeros", "delete", "insert",
+                           "histogram", "histogram_bin_edges", "bincount", "repeat", "resize", "arange",
+                           "linspace", "geomspace", "logspace", "setdiff1d", "intersect1d", "union1d",
+                           "setxor1d", "fromfunction", "polyfit", "roots", "select", "piecewise", "where"})
+
+
+def library_primitive(obj: Any) -> bool:
+    """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
+    if obj in _ALLOCATIONS:
+        return True
+    if getattr(obj, "__name__", None) in _VALUE_SHAPED:
+        return False
+    module = getattr(obj, "__module__", None) or ""
+    if not (isinstance(obj, np.ufunc) or module.startswith("numpy") or module == "math"):
+        return False
+    try:
+        rule = registry.lookup(obj)
+    except TypeError:
+        return False
+    return rule is not None and any(v is not None and own_rule_function(v) for v in rule.vjps)
+
+
+class Inference:
+    """The kinds of the names of one adjoint (see the module docstring)."""
+
+    def __init__(self, adjoint: gast.FunctionDef, params: dict[str, Kinds | None], namespace: dict[str, Any],
+                 vjps: dict[str, Callable], runtime: dict[str, str], tape: str | None):
+        self.adjoint = adjoint
+        self.params = params
+        self.namespace = namespace
+        self.vjps = vjps
+        self.rt = runtime  # accumulate, Thunk, unthunk, zero: their names in this module
+        self.tape = tape
+        self.assigned = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.env: dict[str, Kinds | None] = {}
+        self._memo: dict[tuple, Kinds | None] = {}
+        self.run()
+
+    # ---- the fixpoint ---------------------------------------------------------------
+    def run(self, rounds: int = 20) -> None:
+        # A name starts with no kind at all (no assignment seen yet) and gains kinds until nothing changes.
+        self.env = dict(self.params)
+        for _ in range(rounds):
+            before = dict(self.env)
+            self._block(self.adjoint.body)
+            if self.env == before:
+                break
+        else:
+            self.env = {}  # no fixpoint: know nothing
+        self.final = True
+
+    final = False
+
+    def kinds(self, name: str) -> Kinds | None:
+        if name not in self.assigned:
+            return self._outside(name)
+        found = self.env.get(name, frozenset())
+        return None if self.final and not found else found  # after the fixpoint, no kind means unknown
+
+    def _bind(self, name: str, kinds: Kinds | None) -> None:
+        kinds = None if kinds is None else frozenset(k.variable() for k in kinds)
+        self.env[name] = join(self.env[name], kinds) if name in self.env else kinds
+
+    def _block(self, stmts: list[gast.stmt]) -> None:
+        for stmt in stmts:
+            self._stmt(stmt)
+
+    def _stmt(self, stmt: gast.stmt) -> None:
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0]
+            if self._is_pop(stmt.value):
+                return  # a pop restores values its names held when they were pushed
+            if isinstance(target, gast.Name):
+                self._bind(target.id, self.expr(stmt.value))
+            else:
+                for node in gast.walk(target):
+                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                        self._bind(node.id, None)
+        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            op = _BINARY.get(type(stmt.op))
+            operands = [self.kinds(stmt.target.id), self.expr(stmt.value)]
+            if op is operator.pow and not _typed_power(*operands):
+                op = None
+            self._bind(stmt.target.id, None if op is None else self._apply(("op", op), op, operands))
+        elif isinstance(stmt, gast.For):
+            element = self._element(stmt.iter)
+            for node in gast.walk(stmt.target):
+                if isinstance(node, gast.Name):
+                    self._bind(node.id, element if isinstance(stmt.target, gast.Name) else None)
+            self._block(stmt.body)
+            self._block(stmt.orelse)
+        elif isinstance(stmt, gast.FunctionDef):  # the pullback: its cotangent is the seed
+            returned = self._returned()
+            for arg in stmt.args.args:
+                self._bind(arg.id, returned if returned is not None
+                           and returned <= {Kind(float), Kind(np.float64)} else None)
+            self._block(stmt.body)
+        else:
+            for part in ("body", "orelse", "finalbody"):
+                self._block(getattr(stmt, part, None) or [])
+
+    def _returned(self) -> Kinds | None:
+        """The kinds of the value the adjoint returns beside its pullback (a gradient's seed is ``1.0``
+        of that type: api/arguments.py's scalar_seed)."""
+        last = self.adjoint.body[-1]
+        if isinstance(last, gast.Return) and isinstance(last.value, gast.Tuple) \
+                and isinstance(last.value.elts[0], gast.Name):
+            return self.kinds(last.value.elts[0].id)
+        return None
+
+    def _is_pop(self, value: gast.expr) -> bool:
+        return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+            and value.func.attr == "pop" and isinstance(value.func.value, gast.Name) \
+            and value.func.value.id == self.tape
+
+    def _element(self, iterable: gast.expr) -> Kinds | None:
+        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) is range:
+            return frozenset({Kind(int)})
+        kinds = self.expr(iterable)
+        if kinds is None:
+            return None
+        out = set()
+        for kind in kinds:
+            if kind.type is not np.ndarray or not kind.shape or not kind.shape[0]:
+                return None
+            found = kind_of(example(kind)[0])
+            if found is None:
+                return None
+            out.add(found)
+        return frozenset(out)
+
+    # ---- expressions ----------------------------------------------------------------
+    def _outside(self, name: str) -> Kinds | None:
+        """A global or closure value read by the adjoint: its kind if it is an (immutable) number. An
+        outside array keeps its identity, which the compile cache checks, but may change shape in place."""
+        value = self.namespace.get(name, _MISSING)
+        kind = None if value is _MISSING or type(value) is np.ndarray else kind_of(value)
+        return None if kind is None or kind is NONE else frozenset({kind})
+
+    def resolve(self, node: gast.expr) -> Any:
+        """The outside object a name or dotted name denotes (_MISSING for a local or unknown one)."""
+        if isinstance(node, gast.Name):
+            if node.id in self.assigned:
+                return _MISSING
+            return self.namespace.get(node.id, getattr(builtins, node.id, _MISSING))
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            if isinstance(base, types.ModuleType):
+                return getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+    def expr(self, node: gast.expr) -> Kinds | None:
+        if isinstance(node, gast.Constant):
+            kind = constant(node.value)
+            return None if kind is None else frozenset({kind})
+        if isinstance(node, gast.Name):
+            if node.id == self.rt.get("zero") and node.id not in self.assigned:
+                return frozenset({ZERO})
+            return self.kinds(node.id)
+        if isinstance(node, gast.BinOp):
+            op = _BINARY.get(type(node.op))
+            operands = [self.expr(node.left), self.expr(node.right)]
+            if op is operator.pow and not _typed_power(*operands):
+                return None
+            return None if op is None else self._apply(("op", op), op, operands)
+        if isinstance(node, gast.UnaryOp):
+            op = _UNARY.get(type(node.op))
+            return None if op is None else self._apply(("op", op), op, [self.expr(node.operand)])
+        if isinstance(node, gast.IfExp):
+            return join(self.expr(node.body), self.expr(node.orelse))
+        if isinstance(node, gast.Attribute):
+            value = self.resolve(node)
+            if value is not _MISSING:
+                kind = kind_of(value)
+                return None if kind is None or kind is NONE else frozenset({kind})
+            if node.attr in _ATTRIBUTES:
+                return self._apply(("attr", node.attr), lambda v: getattr(v, node.attr), [self.expr(node.value)])
+            return None
+        if isinstance(node, gast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, gast.Call):
+            return self._call(node)
+        return None
+
+    def _subscript(self, node: gast.Subscript) -> Kinds | None:
+        index = node.slice
+        if isinstance(index, gast.Constant) and type(index.value) is int:
+            at = index.value
+        elif isinstance(index, gast.Name) and self.kinds(index.id) == {Kind(int)}:
+            at = 0  # any valid index gives an element of the same kind
+        else:
+            return None
+        return self._apply(("item", at), lambda v: v[at], [self.expr(node.value)])
+
+    def _call(self, node: gast.Call) -> Kinds | None:
+        func = node.func
+        if isinstance(func, gast.Name) and func.id in self.assigned:
+            return None
+        name = func.id if isinstance(func, gast.Name) else None
+        if name is not None and name == self.rt.get("unthunk"):
+            return self.expr(node.args[0]) if len(node.args) == 1 else None
+        if name is not None and name == self.rt.get("accumulate"):
+            total, contribution = (self.expr(a) for a in node.args[:2])
+            return self._apply(("op", operator.add), operator.add, [total, contribution])
+        if name is not None and name in self.vjps:
+            fn = self.vjps[name]
+            if not own_rule_function(fn):
+                return None
+            return self._apply_call(("vjp", name), fn, node)
+        callee = self.resolve(func)
+        if callee is not _MISSING and library_primitive(callee):
+            return self._apply_call(("call", id(callee)), callee, node)
+        return None
+
+    def _apply_call(self, key: tuple, fn: Callable, node: gast.Call) -> Kinds | None:
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        keywords = [k.arg for k in node.keywords]
+        operands = [self.expr(a) for a in node.args] + [self.expr(k.value) for k in node.keywords]
+        positional = len(node.args)
+        if not _shapes_follow(fn, operands):
+            return None
+
+        def run(*values):
+            return fn(*values[:positional], **dict(zip(keywords, values[positional:])))
+
+        return self._apply((*key, tuple(keywords)), run, operands)
+
+    def _apply(self, key: tuple, fn: Callable, operands: list[Kinds | None]) -> Kinds | None:
+        """The kinds of ``fn`` applied to every combination of the operands' kinds, by example."""
+        if any(o is None for o in operands) or math.prod(len(o) for o in operands) > MAX_COMBINATIONS:
+            return None
+        if any(not o for o in operands):
+            return frozenset()  # an operand with no kind yet (the fixpoint will come back)
+        out: set[Kind] = set()
+        for combination in itertools.product(*(sorted(o, key=repr) for o in operands)):
+            memo = (key, combination)
+            if memo not in self._memo:
+                self._memo[memo] = _evaluate(fn, combination)
+            found = self._memo[memo]
+            if found is None:
+                return None
+            out.add(found)
+        return frozenset(out)
+
+
+def _shapes_follow(fn: Callable, operands: list[Kinds | None]) -> bool:
+    """Whether the result's kind follows from the operands' kinds: an integer that is not a constant of
+    the code may be a length, an axis or a count (``np.ones(n)``), unless every operand is a number
+    and the function works elementwise (a ufunc, ``math``, a vjp of numbers)."""
+    known = [k for o in operands if o is not None for k in o]
+    if not any(k.type is int and k.const is None for k in known):
+        return True
+    numbers = all(k.type in (float, int, np.float64) or k.type in (type(None), ZeroTangent) for k in known)
+    elementwise = isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math" or own_rule_function(fn)
+    return numbers and elementwise
+
+
+def _typed_power(base: Kinds | None, exponent: Kinds | None) -> bool:
+    """Whether ``base ** exponent``'s type follows from the kinds: a Python number to a power that is
+    not an integer constant of the code may be an int or a float (2 ** -1), a float or a complex
+    ((-8.0) ** 0.5)."""
+    if base is None or exponent is None:
+        return False
+    python = any(k.type in (int, float) and k.const is None for k in base)
+    return not python or all(k.const is not None and type(k.const[0]) is int for k in exponent)
+
+
+def _evaluate(fn: Callable, kinds: tuple) -> Kind | None:
+    try:
+        values = [example(k) for k in kinds]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fn(*values)
+    except Exception:
+        return None
+    kind = constant(result) if type(result) is tuple else kind_of(result)  # a shape is a constant
+    return None if kind is NONE else kind

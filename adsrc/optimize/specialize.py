@@ -1,0 +1,293 @@
+"""Specialization: an adjoint rewritten for one signature of its arguments' kinds.
+
+Input: an optimized adjoint, the kinds of its parameters (rules/templates.py:
+Python types, and for arrays dtype and shape), the generated module's outside
+names and the vjp functions its header binds. Output: the same adjoint where
+the kinds decide what the generic code decides when it runs (kinds.py infers
+them):
+
+* a call of a rule's vjp, ``sin_dx(dsin_y, None, y)``, becomes the rule's
+  template, ``dsin_y * math.cos(y)``, where the template is exact for the
+  kinds of its operands (no zero guard, complex check or unbroadcast left);
+* a deferred contribution ``Thunk(vjp, ...)`` becomes the same expression,
+  computed at once, where its vjp has no batched form or its cotangent is
+  small (the small-size eagerness of ``accumulate``, decided here); a large
+  one that an AccThunk may batch with its siblings stays a Thunk;
+* ``d = accumulate(d, c)`` becomes ``d = d + c`` where neither can be a thunk;
+  ``d = unthunk(d)`` goes where ``d`` cannot be one;
+* a loop's iteration count, ``n = 0`` and ``n += 1`` in the forward sweep,
+  becomes ``n = len(range(k))`` (or ``len(xs)`` over an array) where the loop
+  cannot break.
+
+The optimizer then runs again: copies such as ``dsin_y_times_0_5 = dy``
+propagate away, and values no vjp reads any more leave the tape.
+Everything not inferred stays generic, as it was.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import types
+from typing import Any, Callable
+
+import gast
+import numpy as np
+
+from ..ir.build import clone
+from ..rules import registry
+from ..rules.templates import NONE, Kind, Template, template_of
+from .kinds import Inference, Kinds, own_rule_function
+
+MAX_COMBINATIONS = 16
+# A longer adjoint keeps its generic form (backend/pipeline.py keeps no copy to specialize): specializing it
+# (kinds, templates, the optimizer once more) would cost a few times its compile time at its first call,
+# against the compile-time budget of long functions.
+MAX_STATEMENTS = 150
+SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution is computed at once
+
+
+_by_function: dict[int, Any] = {}  # registry version -> {id(vjp): (rule, position)}
+
+
+def _rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
+    """The rule and argument position of each vjp the module binds, by its name there."""
+    version = registry.version()
+    if version not in _by_function:
+        _by_function.clear()
+        _by_function[version] = {id(v): (rule, i) for rule in registry.rules() for i, v in enumerate(rule.vjps)
+                                 if v is not None}
+    by_function = _by_function[version]
+    return {label: by_function[id(fn)] for label, fn in vjps.items() if id(fn) in by_function}
+
+
+def _parameters(fn: Callable) -> list[str]:
+    """The names of a vjp's positional parameters: g, ans, then the primal arguments."""
+    inner = getattr(fn, "__wrapped__", fn)
+    try:
+        return [p.name for p in inspect.signature(inner).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+class Specializer:
+    """Rewrites one adjoint for the kinds of its parameters (see the module docstring)."""
+
+    def __init__(self, adjoint: gast.FunctionDef, params: dict[str, Kinds | None], namespace: dict[str, Any],
+                 vjps: dict[str, Callable], runtime: dict[str, str], tape: str | None,
+                 module_alias: Callable[[str, types.ModuleType], str]):
+        self.adjoint = adjoint
+        self.params = params
+        self.namespace = namespace
+        self.vjps = vjps
+        self.rules = _rules_of(vjps)
+        self.rt = runtime
+        self.tape = tape
+        self.module_alias = module_alias
+        self.changed = False
+
+    def infer(self) -> Inference:
+        return Inference(self.adjoint, self.params, self.namespace, self.vjps, self.rt, self.tape)
+
+    def run(self) -> bool:
+        pullback = next((s for s in self.adjoint.body if isinstance(s, gast.FunctionDef)), None)
+        if pullback is None:
+            return False
+        inference = self.infer()
+        self._rewrite(pullback, lambda node: self._inline(node, inference))
+        inference = self.infer()  # contributions inlined are values now, not thunks
+        self._rewrite(pullback, lambda node: self._accumulation(node, inference))
+        self._drop_unthunks(pullback.body, inference)
+        self._count_loops(self.adjoint.body, inference)
+        return self.changed
+
+    # ---- loop counts --------------------------------------------------------------
+    def _count_loops(self, stmts: list[gast.stmt], inference: Inference) -> None:
+        """``n = 0`` and ``n += 1`` in each iteration as ``n = len(range(k))`` (or ``len(xs)`` for an array)
+        before the loop, where the loop cannot break and the kinds say that taking the length has no effect."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.FunctionDef):
+                continue
+            for part in ("body", "orelse"):
+                if isinstance(getattr(stmt, part, None), list):
+                    self._count_loops(getattr(stmt, part), inference)
+            if i == 0 or not isinstance(stmt, gast.For) or not self._counted(stmts[i - 1], stmt, inference):
+                continue
+            stmts[i - 1].value = gast.Call(func=gast.Name(id="len", ctx=gast.Load(), annotation=None,
+                                                          type_comment=None),
+                                           args=[clone(stmt.iter)], keywords=[])
+            stmt.body = stmt.body[1:] or [gast.Pass()]
+            self.changed = True
+
+    def _counted(self, before: gast.stmt, loop: gast.For, inference: Inference) -> bool:
+        first = loop.body[0] if loop.body else None
+        if not (isinstance(before, gast.Assign) and isinstance(before.targets[0], gast.Name)
+                and isinstance(before.value, gast.Constant) and before.value.value == 0
+                and isinstance(first, gast.AugAssign) and isinstance(first.target, gast.Name)
+                and first.target.id == before.targets[0].id and isinstance(first.op, gast.Add)
+                and isinstance(first.value, gast.Constant) and first.value.value == 1):
+            return False
+        count = first.target.id
+        if inference.resolve(gast.Name(id="len", ctx=gast.Load(), annotation=None, type_comment=None)) is not len:
+            return False
+        for node in gast.walk(gast.Module(body=loop.body[1:], type_ignores=[])):
+            if isinstance(node, gast.Break) or isinstance(node, gast.Name) and node.id == count:
+                return False
+        iterable = loop.iter
+        if isinstance(iterable, gast.Call) and inference.resolve(iterable.func) is range and not iterable.keywords:
+            return all(inference.expr(a) == {Kind(int)} or isinstance(a, gast.Constant) and type(a.value) is int
+                       for a in iterable.args)
+        kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
+        return kinds is not None and all(k.type is np.ndarray and k.shape for k in kinds)
+
+    # ---- rewriting expressions --------------------------------------------------
+    def _rewrite(self, pullback: gast.FunctionDef, transform: Callable[[gast.AST], gast.AST | None]) -> None:
+        class Rewriter(gast.NodeTransformer):
+            def visit_Call(inner, node):  # noqa: N805
+                inner.generic_visit(node)
+                replaced = transform(node)
+                return node if replaced is None else replaced
+
+        Rewriter().visit(pullback)
+
+    def _inline(self, node: gast.Call, inference: Inference) -> gast.expr | None:
+        """A vjp call or a Thunk of one, as its rule's template, if exact for these kinds."""
+        if not isinstance(node.func, gast.Name) or node.keywords:
+            return None
+        deferred = node.func.id == self.rt["Thunk"]
+        if deferred and node.args and isinstance(node.args[0], gast.Name):
+            label, args = node.args[0].id, node.args[1:]
+        else:
+            label, args = node.func.id, node.args
+        found = self.rules.get(label)
+        if found is None or not own_rule_function(self.vjps[label]):
+            return None
+        rule, position = found
+        template = template_of(rule, position)
+        if template is None or not all(isinstance(a, (gast.Name, gast.Constant)) for a in args):
+            return None
+        params = _parameters(self.vjps[label])
+        if len(args) > len(params):
+            return None
+        operands = dict(zip(params, args))
+        kinds = {p: inference.expr(a) for p, a in operands.items()}
+        if not self._exact(template, kinds):
+            return None
+        if deferred and not self._small(self.vjps[label], kinds.get("g")):
+            return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
+        expression = self._instantiate(template, operands, kinds)
+        if expression is not None:
+            self.changed = True
+        return expression
+
+    @staticmethod
+    def _small(vjp: Callable, cotangent: Kinds | None) -> bool:
+        """Whether computing a deferred contribution at once costs less than deferring it: its vjp has no
+        batched or in-place form, or its cotangent has at most SMALL_SIZE elements (a thunk's bookkeeping
+        then costs more than the arithmetic; accumulate's small_size, decided here)."""
+        if getattr(vjp, "fuse", None) is None and getattr(vjp, "add_into", None) is None:
+            return True
+        return cotangent is not None and all(
+            k.type is not np.ndarray or int(np.prod(k.shape)) <= SMALL_SIZE for k in cotangent)
+
+    @staticmethod
+    def _exact(template: Template, kinds: dict[str, Kinds | None]) -> bool:
+        if any(k is None for k in kinds.values()):
+            return False
+        names = list(kinds)
+        sets = [sorted(kinds[n], key=repr) for n in names]
+        count = 1
+        for s in sets:
+            count *= len(s)
+        if count > MAX_COMBINATIONS:
+            return False
+        return all(template.exact(dict(zip(names, combination))) for combination in itertools.product(*sets))
+
+    def _instantiate(self, template: Template, operands: dict[str, gast.expr],
+                     kinds: dict[str, Kinds]) -> gast.expr | None:
+        expression = gast.parse(template.text).body[0].value
+        for node in gast.walk(expression):
+            if not isinstance(node, gast.Name):
+                continue
+            if node.id in template.modules:
+                node.id = self.module_alias(node.id, template.modules[node.id])
+            elif node.id in operands:
+                if kinds[node.id] == {NONE}:
+                    return None  # the template reads a value the generic call did not pass
+            else:
+                return None
+
+        class Substitute(gast.NodeTransformer):
+            def visit_Attribute(inner, node):  # noqa: N805
+                # x.shape where the kinds fix it: the shape itself, so that x need not be kept for it
+                if node.attr == "shape" and isinstance(node.value, gast.Name) and node.value.id in kinds:
+                    shapes = {k.shape if k.type is np.ndarray else None for k in kinds[node.value.id]}
+                    if len(shapes) == 1 and None not in shapes:
+                        return gast.Constant(value=shapes.pop(), kind=None)
+                inner.generic_visit(node)
+                return node
+
+            def visit_Name(inner, node):  # noqa: N805
+                if node.id in operands and isinstance(node.ctx, gast.Load):
+                    return clone(operands[node.id])
+                return node
+
+        return Substitute().visit(expression)
+
+    # ---- accumulations and materializations -------------------------------------
+    @staticmethod
+    def _values(kinds: Kinds | None) -> bool:
+        """Every kind a plain value (no Thunk, no container): ``+`` adds it as accumulate would."""
+        return kinds is not None and all(k.type is not type(None) for k in kinds)
+
+    def _accumulation(self, node: gast.Call, inference: Inference) -> gast.expr | None:
+        """``accumulate(d, c)`` as ``d + c`` where both are values."""
+        if not (isinstance(node.func, gast.Name) and node.func.id == self.rt["accumulate"]) or len(node.args) < 2:
+            return None
+        total, contribution = node.args[:2]
+        if isinstance(contribution, gast.Call) and isinstance(contribution.func, gast.Name) \
+                and contribution.func.id == self.rt["Thunk"]:
+            return None
+        if not (self._values(inference.expr(total)) and self._values(inference.expr(contribution))):
+            return None
+        self.changed = True
+        return gast.BinOp(left=total, op=gast.Add(), right=contribution)
+
+    def _drop_unthunks(self, stmts: list[gast.stmt], inference: Inference) -> None:
+        kept = []
+        for stmt in stmts:
+            for part in ("body", "orelse"):
+                if isinstance(getattr(stmt, part, None), list):
+                    self._drop_unthunks(getattr(stmt, part), inference)
+            value = getattr(stmt, "value", None)
+            if isinstance(stmt, gast.Assign) and isinstance(value, gast.Call) and isinstance(value.func, gast.Name) \
+                    and value.func.id == self.rt["unthunk"] and len(value.args) == 1 \
+                    and self._values(inference.expr(value.args[0])):
+                self.changed = True
+                target = stmt.targets[0]
+                if isinstance(target, gast.Name) and isinstance(value.args[0], gast.Name) \
+                        and target.id == value.args[0].id:
+                    continue
+                stmt.value = value.args[0]
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) \
+                    and isinstance(stmt.value, gast.Name) and stmt.value.id == stmt.targets[0].id:
+                self.changed = True
+                continue  # d = d, left by a template that returns its cotangent
+            kept.append(stmt)
+        if len(kept) < len(stmts):
+            stmts[:] = kept or [gast.Pass()]
+
+
+def signature_kinds(params: list[str], signature: tuple[Kind | None, ...]) -> dict[str, Kinds | None]:
+    """The parameters' kinds, by name, from a signature (one kind or None per parameter)."""
+    return {p: (None if k is None else frozenset({k})) for p, k in zip(params, signature)}
+
+
+def specialize(adjoint: gast.FunctionDef, params: dict[str, Kinds | None], namespace: dict[str, Any],
+               vjps: dict[str, Callable], runtime: dict[str, str], tape: str | None,
+               module_alias: Callable[[str, types.ModuleType], str]) -> bool:
+    """Rewrite ``adjoint`` in place for these parameter kinds; whether anything changed."""
+    return Specializer(adjoint, params, namespace, vjps, runtime, tape, module_alias).run()
+
+
+__all__ = ["specialize", "signature_kinds", "Specializer"]
