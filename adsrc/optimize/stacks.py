@@ -33,20 +33,22 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     if acc.eager:
         return False
     taken = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)}
-    return _visit(pullback.body, acc, taken)
+    indexed = {label for label, vjp in context.vjps.items()
+               if getattr(vjp, "add_into", None) is not None and getattr(vjp, "fuse", None) is None}
+    return _visit(pullback.body, acc, taken, indexed)
 
 
-def _visit(block: list[gast.stmt], acc, taken: set[str]) -> bool:
+def _visit(block: list[gast.stmt], acc, taken: set[str], indexed: set[str]) -> bool:
     changed = False
     out: list[gast.stmt] = []
     for stmt in block:
-        before, after = _stack(stmt, acc, taken) if isinstance(stmt, (gast.For, gast.While)) else ([], [])
+        before, after = _stack(stmt, acc, taken, indexed) if isinstance(stmt, (gast.For, gast.While)) else ([], [])
         out += before + [stmt] + after
         changed |= bool(before)
         for field in ("body", "orelse"):  # then the loops inside, for gradients this one reads
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
-                changed |= _visit(inner, acc, taken)
+                changed |= _visit(inner, acc, taken, indexed)
     block[:] = out
     return changed
 
@@ -74,8 +76,10 @@ def _fresh(base: str, taken: set[str]) -> str:
     return label
 
 
-def _stack(loop: gast.stmt, acc, taken: set[str]) -> tuple[list[gast.stmt], list[gast.stmt]]:
-    """The statements to put before and after ``loop``, whose deferred additions it rewrites in place."""
+def _stack(loop: gast.stmt, acc, taken: set[str], indexed: set[str]) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """The statements to put before and after ``loop``, whose deferred additions it rewrites in place.
+    A gradient that receives a read by index (``indexed``: vjps that add into a buffer and fuse nothing,
+    such as ``x[t]``'s) is left to owned.py, which adds each into one buffer in place as it comes."""
     if any(isinstance(n, _OPAQUE) for n in gast.walk(loop)):
         return [], []
     gradients = _only_added(loop, acc)
@@ -83,6 +87,8 @@ def _stack(loop: gast.stmt, acc, taken: set[str]) -> tuple[list[gast.stmt], list
         return [], []
     sites = [(block, i, found) for block in blocks(loop.body) for i, stmt in enumerate(block)
              for found in [acc.deferred_add(stmt)] if found is not None and found[0] in gradients]
+    gradients -= {found[0] for _, _, found in sites if found[1].args[0].id in indexed}
+    sites = [site for site in sites if site[2][0] in gradients]
     per_gradient = Counter(found[0] for _, _, found in sites)
     before: list[gast.stmt] = []
     after: list[gast.stmt] = []
