@@ -33,7 +33,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..ir.build import clone
+from ..ir.build import call, clone, name
 from ..rules import registry
 from ..rules.templates import NONE, Kind, Template, template_of
 from .kinds import Inference, Kinds, own_rule_function
@@ -113,9 +113,7 @@ class Specializer:
                     self._count_loops(getattr(stmt, part), inference)
             if i == 0 or not isinstance(stmt, gast.For) or not self._counted(stmts[i - 1], stmt, inference):
                 continue
-            stmts[i - 1].value = gast.Call(func=gast.Name(id="len", ctx=gast.Load(), annotation=None,
-                                                          type_comment=None),
-                                           args=[clone(stmt.iter)], keywords=[])
+            stmts[i - 1].value = call("len", clone(stmt.iter))
             stmt.body = stmt.body[1:] or [gast.Pass()]
             self.changed = True
 
@@ -128,7 +126,7 @@ class Specializer:
                 and isinstance(first.value, gast.Constant) and first.value.value == 1):
             return False
         count = first.target.id
-        if inference.resolve(gast.Name(id="len", ctx=gast.Load(), annotation=None, type_comment=None)) is not len:
+        if inference.resolve(name("len")) is not len:
             return False
         for node in gast.walk(gast.Module(body=loop.body[1:], type_ignores=[])):
             if isinstance(node, gast.Break) or isinstance(node, gast.Name) and node.id == count:

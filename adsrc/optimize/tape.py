@@ -14,6 +14,7 @@ from __future__ import annotations
 import gast
 
 from ..ir import annotations as anno
+from ..ir.build import name
 from ..ir.dataflow import blocks, liveness, loads
 
 
@@ -112,8 +113,7 @@ def _push_before_copies(adjoint: gast.FunctionDef, tape: str) -> bool:
                    for s in forward if not anno.get(s, anno.TAPE_COPY, False) for n in _own_names(s)):
                 continue  # a copy the forward sweep reads elsewhere (the pullback's own, popped, are its own)
             source = {block[i].targets[0].id: block[i].value for i in where}
-            push.value.args[0] = _rebuild([gast.Name(id=source[n.id].id, ctx=gast.Load(), annotation=None,
-                                                     type_comment=None) for n in saved], gast.Load())
+            push.value.args[0] = _rebuild([name(source[n.id].id) for n in saved], gast.Load())
             block[where[0]:where[-1] + 1] = [push]
             del block[j - len(where) + 1]
             changed = True
