@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import gast
 import numpy as np
 
-from ..optimize import copy_adjoint, optimize as run_passes
+from ..optimize import copy_adjoint, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
 from ..optimize.specialize import MAX_STATEMENTS, Specializer, signature_kinds  # noqa: F401  (MAX_STATEMENTS: docs)
 from ..rules.templates import Kind
@@ -108,6 +108,10 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     params = signature_kinds(compiled.params, tuple(_kind(part) for part in key))
     runtime = module.runtime
     vjps = {label: fn for fn, label in generic.vjps.items()}
+    # The loops' indexed gradients owned now rather than in optimize.finish, so that the kinds follow them
+    # through their in-place updates (added_into of a number is an array, a thunk's accumulation may be a
+    # thunk) and the specializer can write those updates as indexing (optimize/inline_writes.py).
+    owned.run(function, pullback_of(function), generic.context)
     specializer = Specializer(function, params, namespace, vjps, runtime, generic.tape, module_alias)
     if not specializer.run():
         return None

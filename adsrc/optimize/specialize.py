@@ -36,6 +36,7 @@ import numpy as np
 from ..ir.build import call, clone, name
 from ..rules import registry
 from ..rules.templates import NONE, Kind, Template, template_of
+from .inline_writes import inline_writes
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
@@ -93,6 +94,7 @@ class Specializer:
         pullback = next((s for s in self.adjoint.body if isinstance(s, gast.FunctionDef)), None)
         if pullback is None:
             return False
+        self._writes()
         inference = self.infer()
         self._rewrite(pullback, lambda node: self._inline(node, inference))
         inference = self.infer()  # contributions inlined are values now, not thunks
@@ -100,6 +102,13 @@ class Specializer:
         self._drop_unthunks(pullback.body, inference)
         self._count_loops(self.adjoint.body, inference)
         return self.changed
+
+    def _writes(self, rounds: int = 3) -> None:
+        """The write helpers as plain indexing (inline_writes.py); again with the kinds that gives."""
+        for _ in range(rounds):
+            if not inline_writes(self.adjoint, self.infer(), self.rt, self.vjps, self.module_alias):
+                break
+            self.changed = True
 
     # ---- loop counts --------------------------------------------------------------
     def _count_loops(self, stmts: list[gast.stmt], inference: Inference) -> None:
@@ -133,7 +142,7 @@ class Specializer:
                 return False
         iterable = loop.iter
         if isinstance(iterable, gast.Call) and inference.resolve(iterable.func) is range and not iterable.keywords:
-            return all(inference.expr(a) == {Kind(int)} or isinstance(a, gast.Constant) and type(a.value) is int
+            return all(_int(inference.expr(a)) or isinstance(a, gast.Constant) and type(a.value) is int
                        for a in iterable.args)
         kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
         return kinds is not None and all(k.type is np.ndarray and k.shape for k in kinds)
@@ -274,6 +283,11 @@ class Specializer:
             kept.append(stmt)
         if len(kept) < len(stmts):
             stmts[:] = kept or [gast.Pass()]
+
+
+def _int(kinds: Kinds | None) -> bool:
+    """A Python int: a variable, or a constant of this signature (``len`` of an array of a known shape)."""
+    return bool(kinds) and all(k.type is int for k in kinds)
 
 
 def signature_kinds(params: list[str], signature: tuple[Kind | None, ...]) -> dict[str, Kinds | None]:
