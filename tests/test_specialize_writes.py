@@ -141,12 +141,21 @@ def test_ewma_reads_like_a_numpy_loop():
     for eager in (False, True):
         source = specialized_source(ewma, (x, a), (0, 1), eager=eager)
         forward, backward = source.split("def pullback", 1)
-        assert "s_overwritten_1 = s[t]\n" in forward  # a NumPy float needs no copy
+        assert "copy()" not in forward and "overwritten" not in source  # nothing reads s after the loop
         for line in ("da_times_x_t_plus_times = ds[t]", "ds[t] = 0.0", "ds[t_minus_1] += ds_t_minus_1",
-                     "dx[t] += dx_t", "dx = np.zeros((50,))"):
+                     "dx[t] += dx_t", "dx = np.zeros((50,))", "da = da - dt_1_minus_a"):
             assert line in backward, line
         for helper in ("written_part", "cleared_in_place", "added_into", "Stack", "Thunk", "accumulate("):
             assert helper not in backward, helper
+
+
+def test_a_number_overwritten_needs_no_copy():
+    x, a = np.linspace(-1, 1, 6), 0.3
+    forward = specialized_source(integers_written, (x, a), (0, 1)).split("def pullback", 1)[0]
+    assert "s_overwritten = s[t]\n" in forward  # a NumPy float is immutable
+    assert "k_overwritten = k[t].copy()" in forward  # an int64 element: not a kind the specializer follows
+    forward = specialized_source(slices, (x, a), (0, 1)).split("def pullback", 1)[0]
+    assert "s_overwritten_2 = s[0]\n" in forward and "s[3:].copy()" in forward
 
 
 def test_what_is_not_exact_stays_generic():

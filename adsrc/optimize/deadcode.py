@@ -51,7 +51,7 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
                 or _restores_unread(target, live, context):
             dead.add(id(stmt))
 
-    liveness(pullback.body, set(), visit)
+    liveness(pullback.body, set(), visit, written=frozenset(context.write_aliases))
     if dead:
         for block in list(blocks(pullback.body)):
             block[:] = [s for s in block if id(s) not in dead]

@@ -18,7 +18,10 @@ does what rules/writes.py's common case does, written out:
   ``added_into`` allocates (and zeros where the loop runs no step, the
   gradient's value then as well);
 * in the forward sweep, ``y_overwritten = y[i].copy()`` as ``y[i]`` where
-  ``y[i]`` is a NumPy float, which is immutable.
+  ``y[i]`` is a NumPy float, which is immutable (``scalar_copies``, after
+  the optimizer; backend/specialized.py also leaves the numbers out of the
+  names that may share memory with a written array, so that a restore no
+  number reads is dead).
 
 Anything else (slices, fancy indices, broadcasting, thunks, a gradient that
 may be zero) keeps its helper.
@@ -65,7 +68,6 @@ class WriteInliner:
 
     def run(self) -> bool:
         pullback = next((s for s in self.adjoint.body if isinstance(s, gast.FunctionDef)), None)
-        self._scalar_copies([s for s in self.adjoint.body if s is not pullback])
         if pullback is not None:
             self._preallocate(pullback.body)
             self._block(pullback.body)
@@ -196,6 +198,12 @@ class WriteInliner:
         return True
 
     # ---- the forward sweep --------------------------------------------------------
+    def scalar_copies(self) -> bool:
+        """``y[i].copy()`` as ``y[i]`` where that is a NumPy float (run after the optimizer, which drops the
+        copies no restore reads any more by their form)."""
+        self._scalar_copies([s for s in self.adjoint.body if not isinstance(s, gast.FunctionDef)])
+        return self.changed
+
     def _scalar_copies(self, stmts: list[gast.stmt]) -> None:
         inliner = self
 
@@ -225,4 +233,9 @@ def inline_writes(adjoint: gast.FunctionDef, inference: Inference, runtime: dict
     return WriteInliner(adjoint, inference, runtime, vjps, module_alias).run()
 
 
-__all__ = ["inline_writes", "WriteInliner"]
+def immutable(kinds) -> bool:
+    """Numbers (Python or NumPy), which share no memory with any array."""
+    return bool(kinds) and all(k.type in (float, int, np.float64) for k in kinds)
+
+
+__all__ = ["inline_writes", "WriteInliner", "immutable"]
