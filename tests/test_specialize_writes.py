@@ -177,6 +177,34 @@ def test_inputs_untouched_and_repeated_calls():
     assert first[1] == second[1]
 
 
+# ---- restores a callee's pullback needs (optimize/deadcode.py) ---------------------------------------
+def summed_sines(v):
+    return np.sum(np.sin(v) * v)
+
+
+def written_after_a_call(x, a):
+    s = x * a
+    y = summed_sines(s)
+    s[1] = 3.0  # summed_sines' pullback reads s as it was: the backward sweep must restore s[1]
+    return y
+
+
+def written_after_calls_in_a_loop(x, a):
+    s = x * a
+    total = 0.0
+    for t in range(len(x)):
+        total = total + summed_sines(s)
+        s[t] = 3.0
+    return total
+
+
+@pytest.mark.parametrize("f", [written_after_a_call, written_after_calls_in_a_loop], ids=lambda f: f.__name__)
+def test_restores_that_a_callee_pullback_reads(f):
+    args = (np.linspace(-1, 1, 5), 0.3)
+    compare(f, args, (0, 1), exact_lazy=False)
+    check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-7)
+
+
 # ---- random loops of writes ---------------------------------------------------------------------
 def _random_program(rng: random.Random, trial: int) -> str:
     """A loop over t writing numbers into arrays it made (``np.zeros(len(x))`` or ``np.empty_like(x)`` filled
