@@ -94,8 +94,7 @@ class Specializer:
         pullback = next((s for s in self.adjoint.body if isinstance(s, gast.FunctionDef)), None)
         if pullback is None:
             return False
-        self._writes()
-        inference = self.infer()
+        inference = self._writes()
         self._rewrite(pullback, lambda node: self._inline(node, inference))
         inference = self.infer()  # contributions inlined are values now, not thunks
         self._rewrite(pullback, lambda node: self._accumulation(node, inference))
@@ -104,12 +103,15 @@ class Specializer:
         self._count_loops(self.adjoint.body, inference)
         return self.changed
 
-    def _writes(self, rounds: int = 3) -> None:
-        """The write helpers as plain indexing (inline_writes.py); again with the kinds that gives."""
+    def _writes(self, rounds: int = 2) -> Inference:
+        """The write helpers as plain indexing (inline_writes.py); again with the kinds that gives (a gradient
+        allocated by np.zeros is an array). Returns the kinds of the code it leaves."""
         for _ in range(rounds):
-            if not inline_writes(self.adjoint, self.infer(), self.rt, self.vjps, self.module_alias):
-                break
+            inference = self.infer()
+            if not inline_writes(self.adjoint, inference, self.rt, self.vjps, self.module_alias):
+                return inference
             self.changed = True
+        return self.infer()
 
     # ---- loop counts --------------------------------------------------------------
     def _count_loops(self, stmts: list[gast.stmt], inference: Inference) -> None:
