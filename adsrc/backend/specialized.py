@@ -22,8 +22,9 @@ from typing import Any, Sequence
 import gast
 import numpy as np
 
-from ..optimize import copy_adjoint, optimize as run_passes
+from ..optimize import copy_adjoint, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
+from ..optimize.inline_writes import WriteInliner, immutable
 from ..optimize.specialize import MAX_STATEMENTS, Specializer, signature_kinds  # noqa: F401  (MAX_STATEMENTS: docs)
 from ..rules.templates import Kind
 from .pipeline import Compiled
@@ -108,11 +109,21 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     params = signature_kinds(compiled.params, tuple(_kind(part) for part in key))
     runtime = module.runtime
     vjps = {label: fn for fn, label in generic.vjps.items()}
+    # The loops' indexed gradients owned now rather than in optimize.finish, so that the kinds follow them
+    # through their in-place updates (added_into of a number is an array, a thunk's accumulation may be a
+    # thunk) and the specializer can write those updates as indexing (optimize/inline_writes.py).
+    owned.run(function, pullback_of(function), generic.context)
     specializer = Specializer(function, params, namespace, vjps, runtime, generic.tape, module_alias)
     if not specializer.run():
         return None
-    run_passes(function, copy.copy(generic.context))
-    fold(function, specializer.infer(), generic.tape)  # temporaries read once, back into their reader
+    context = copy.copy(generic.context)
+    inference = specializer.infer()
+    # a number read from a written array shares no memory with it: a restore only numbers read is dead
+    context.write_aliases = {n for n in context.write_aliases if not immutable(inference.kinds(n))}
+    run_passes(function, context)
+    inference = specializer.infer()
+    WriteInliner(function, inference, runtime, vjps, module_alias).scalar_copies()
+    fold(function, inference, generic.tape)  # temporaries read once, back into their reader
     module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, key)}; ", 1)
     source, live = module.assemble(function)
     return dataclasses.replace(compiled, function=live, source=source, generic=None, specialized={})

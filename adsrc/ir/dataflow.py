@@ -25,30 +25,39 @@ def stores(node: gast.AST) -> set[str]:
 
 
 def liveness(stmts: list[gast.stmt], live_after: set[str], visit: Visit | None = None,
-             jump: set[str] | None = None) -> set[str]:
+             jump: set[str] | None = None, written: frozenset[str] = frozenset()) -> set[str]:
     """The names live before ``stmts``, given those live after them.
 
     Loops (``for`` and ``while``) iterate to a fixpoint before ``visit`` sees
     their bodies; ``break`` and ``continue`` see what is live at the head of
     their loop (which includes what is live after it), so no live name is
-    ever missed.
+    ever missed. A write ``y[i] = v`` into an array of ``written`` does not
+    read ``y``'s elements: it leaves ``y`` live only if something reads it
+    (deadcode.py: a restoring write in a loop is not kept alive by itself).
     """
     live = set(live_after)
-    _backward(stmts, live, visit, jump)
+    _backward(stmts, live, visit, jump, written)
     return live
 
 
-def _backward(stmts: list[gast.stmt], live: set[str], visit: Visit | None, jump: set[str] | None) -> None:
+def _target_loads(target: gast.AST, written: frozenset[str]) -> set[str]:
+    if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and target.value.id in written:
+        return loads(target.slice)
+    return loads(target)
+
+
+def _backward(stmts: list[gast.stmt], live: set[str], visit: Visit | None, jump: set[str] | None,
+              written: frozenset[str] = frozenset()) -> None:
     for stmt in reversed(stmts):
         if visit is not None:
             visit(stmt, live)
         if isinstance(stmt, gast.Assign):
             live -= stores(stmt.targets[0])
             live |= loads(stmt.value)
-            live |= loads(stmt.targets[0])
+            live |= _target_loads(stmt.targets[0], written)
         elif isinstance(stmt, gast.If):
-            body = liveness(stmt.body, live, visit, jump)
-            orelse = liveness(stmt.orelse, live, visit, jump)
+            body = liveness(stmt.body, live, visit, jump, written)
+            orelse = liveness(stmt.orelse, live, visit, jump, written)
             live.clear()
             live |= body
             live |= orelse
@@ -58,11 +67,11 @@ def _backward(stmts: list[gast.stmt], live: set[str], visit: Visit | None, jump:
             killed = stores(stmt.target) if isinstance(stmt, gast.For) else set()
             head = live | test
             while True:
-                entry = (liveness(stmt.body, head, None, head) - killed) | test
+                entry = (liveness(stmt.body, head, None, head, written) - killed) | test
                 if entry <= head:
                     break
                 head |= entry
-            liveness(stmt.body, head, visit, head)
+            liveness(stmt.body, head, visit, head, written)
             live |= head
             if isinstance(stmt, gast.For):
                 live |= loads(stmt.iter)

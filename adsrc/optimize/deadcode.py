@@ -40,18 +40,28 @@ def _restores_unread(target: gast.AST, live: set[str], context) -> bool:
         and target.value.id in context.write_aliases and not (context.write_aliases & live)
 
 
+def _calls_locals(adjoint: gast.FunctionDef, pullback: gast.FunctionDef) -> bool:
+    """Whether the pullback calls a function that is a value of the adjoint (a callee's pullback, a local
+    function), which may read an array the forward sweep passed it without naming it here."""
+    local = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in local
+               for n in gast.walk(pullback))
+
+
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     dead: set[int] = set()
+    # Restores are dead where nothing reads the array after them, unless a callee's pullback might.
+    restores = not _calls_locals(adjoint, pullback)
 
     def visit(stmt: gast.stmt, live: set[str]) -> None:
         if not isinstance(stmt, gast.Assign):
             return
         target = stmt.targets[0]
         if (_names_only(target) and not (stores(target) & live) and _pure(stmt.value, context)) \
-                or _restores_unread(target, live, context):
+                or restores and _restores_unread(target, live, context):
             dead.add(id(stmt))
 
-    liveness(pullback.body, set(), visit)
+    liveness(pullback.body, set(), visit, written=frozenset(context.write_aliases) if restores else frozenset())
     if dead:
         for block in list(blocks(pullback.body)):
             block[:] = [s for s in block if id(s) not in dead]

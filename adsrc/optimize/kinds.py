@@ -31,6 +31,7 @@ import numpy as np
 from ..rules import registry
 from ..rules.templates import NONE, ZERO, Kind, constant, example, kind_of
 from ..values.zero import ZeroTangent
+from .write_kinds import WRITE_HELPERS, write_helper_kinds
 
 Kinds = frozenset  # of Kind; None stands for "anything"
 MAX_KINDS = 4        # a name that may hold more kinds than this may hold anything
@@ -44,6 +45,8 @@ _UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
 _ATTRIBUTES = frozenset({"T", "real", "shape", "ndim", "size"})
 # NumPy functions without a gradient rule that the templates call (rules/templates.py)
 _ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros, np.ones, np.full})
+# NumPy allocations whose result's kind follows from their arguments' kinds (their contents do not matter)
+_EMPTY = frozenset({np.empty, np.empty_like})
 
 
 def join(a: Kinds | None, b: Kinds | None) -> Kinds | None:
@@ -69,7 +72,7 @@ _VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_a
 
 def library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
-    if obj in _ALLOCATIONS:
+    if obj in _ALLOCATIONS or obj in _EMPTY:
         return True
     if getattr(obj, "__name__", None) in _VALUE_SHAPED:
         return False
@@ -96,6 +99,7 @@ class Inference:
         self.tape = tape
         self.assigned = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.write_helpers = {runtime[h]: h for h in WRITE_HELPERS if h in runtime}
         self.env: dict[str, Kinds | None] = {}
         self._memo: dict[tuple, Kinds | None] = {}
         self.run()
@@ -252,6 +256,8 @@ class Inference:
             at = index.value
         elif isinstance(index, gast.Name) and self.kinds(index.id) == {Kind(int)}:
             at = 0  # any valid index gives an element of the same kind
+        elif isinstance(index, gast.UnaryOp) and self.expr(index) == {Kind(int)}:
+            at = 0  # -1, an int all the same
         else:
             return None
         return self._apply(("item", at), lambda v: v[at], [self.expr(node.value)])
@@ -271,10 +277,23 @@ class Inference:
             if not own_rule_function(fn):
                 return None
             return self._apply_call(("vjp", name), fn, node)
+        if name is not None and name in self.write_helpers:
+            return write_helper_kinds(self.write_helpers[name], node.args, self.expr, self.vjps)
         callee = self.resolve(func)
+        if callee is len and len(node.args) == 1 and not node.keywords:
+            return self._length(self.expr(node.args[0]))
         if callee is not _MISSING and library_primitive(callee):
             return self._apply_call(("call", id(callee)), callee, node)
         return None
+
+    @staticmethod
+    def _length(kinds: Kinds | None) -> Kinds | None:
+        """``len`` of an array of a known shape: its first dimension, a constant of this signature (the
+        specialized adjoint runs only for arguments of these shapes), which may then give a shape."""
+        if kinds is None or not kinds or any(k.type is not np.ndarray or not k.shape for k in kinds):
+            return None
+        lengths = {k.shape[0] for k in kinds}
+        return frozenset({Kind(int, const=(lengths.pop(),))}) if len(lengths) == 1 else frozenset({Kind(int)})
 
     def _apply_call(self, key: tuple, fn: Callable, node: gast.Call) -> Kinds | None:
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):

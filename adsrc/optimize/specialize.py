@@ -35,7 +35,8 @@ import numpy as np
 
 from ..ir.build import call, clone, name
 from ..rules import registry
-from ..rules.templates import NONE, Kind, Template, template_of
+from ..rules.templates import NONE, ZERO, Kind, Template, template_of
+from .inline_writes import inline_writes
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
@@ -93,13 +94,24 @@ class Specializer:
         pullback = next((s for s in self.adjoint.body if isinstance(s, gast.FunctionDef)), None)
         if pullback is None:
             return False
-        inference = self.infer()
+        inference = self._writes()
         self._rewrite(pullback, lambda node: self._inline(node, inference))
         inference = self.infer()  # contributions inlined are values now, not thunks
         self._rewrite(pullback, lambda node: self._accumulation(node, inference))
+        self._differences(pullback, inference)
         self._drop_unthunks(pullback.body, inference)
         self._count_loops(self.adjoint.body, inference)
         return self.changed
+
+    def _writes(self, rounds: int = 2) -> Inference:
+        """The write helpers as plain indexing (inline_writes.py); again with the kinds that gives (a gradient
+        allocated by np.zeros is an array). Returns the kinds of the code it leaves."""
+        for _ in range(rounds):
+            inference = self.infer()
+            if not inline_writes(self.adjoint, inference, self.rt, self.vjps, self.module_alias):
+                return inference
+            self.changed = True
+        return self.infer()
 
     # ---- loop counts --------------------------------------------------------------
     def _count_loops(self, stmts: list[gast.stmt], inference: Inference) -> None:
@@ -133,7 +145,7 @@ class Specializer:
                 return False
         iterable = loop.iter
         if isinstance(iterable, gast.Call) and inference.resolve(iterable.func) is range and not iterable.keywords:
-            return all(inference.expr(a) == {Kind(int)} or isinstance(a, gast.Constant) and type(a.value) is int
+            return all(_int(inference.expr(a)) or isinstance(a, gast.Constant) and type(a.value) is int
                        for a in iterable.args)
         kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
         return kinds is not None and all(k.type is np.ndarray and k.shape for k in kinds)
@@ -251,6 +263,24 @@ class Specializer:
         self.changed = True
         return gast.BinOp(left=total, op=gast.Add(), right=contribution)
 
+    def _differences(self, pullback: gast.FunctionDef, inference: Inference) -> None:
+        """``d + -c`` (an accumulation of a negated template) as ``d - c``, where both are floats (or ``d`` the
+        zero tangent): IEEE subtraction is the addition of the negation, one operation fewer."""
+        specializer = self
+
+        class Differences(gast.NodeTransformer):
+            def visit_BinOp(inner, node):  # noqa: N805
+                inner.generic_visit(node)
+                right = node.right
+                if isinstance(node.op, gast.Add) and isinstance(right, gast.UnaryOp) and isinstance(right.op, gast.USub) \
+                        and _floats(inference.expr(right.operand)) \
+                        and _floats(frozenset(k for k in inference.expr(node.left) or () if k != ZERO) or None):
+                    specializer.changed = True
+                    return gast.BinOp(left=node.left, op=gast.Sub(), right=right.operand)
+                return node
+
+        Differences().visit(pullback)
+
     def _drop_unthunks(self, stmts: list[gast.stmt], inference: Inference) -> None:
         kept = []
         for stmt in stmts:
@@ -274,6 +304,18 @@ class Specializer:
             kept.append(stmt)
         if len(kept) < len(stmts):
             stmts[:] = kept or [gast.Pass()]
+
+
+def _floats(kinds: Kinds | None) -> bool:
+    """Real floating-point numbers or arrays, where ``d + -c`` and ``d - c`` round alike (and ``zero - c``
+    is ``-c``)."""
+    return bool(kinds) and all(k.type in (float, np.float64) or k.type is np.ndarray and k.dtype.kind == "f"
+                               for k in kinds)
+
+
+def _int(kinds: Kinds | None) -> bool:
+    """A Python int: a variable, or a constant of this signature (``len`` of an array of a known shape)."""
+    return bool(kinds) and all(k.type is int for k in kinds)
 
 
 def signature_kinds(params: list[str], signature: tuple[Kind | None, ...]) -> dict[str, Kinds | None]:

@@ -1,0 +1,239 @@
+"""Specialized writes into arrays the function creates (optimize/inline_writes.py, write_kinds.py): the write
+helpers as indexing where the kinds make it exact. The specialized adjoint gives the generic adjoint's value
+bit for bit and its gradients (bit for bit in eager mode, to rounding in lazy mode), and agrees with central
+finite differences in lazy and eager mode; on programs chosen for the cases the helpers tell apart (an index
+that is an int or not, negative, a slice, a row, a value that is a number or an array, a gradient that may be
+zero, a loop of no step) and on random loops of writes.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import random
+import sys
+
+import numpy as np
+import pytest
+
+import adsrc
+from gradcheck import check
+from test_specialize import compare, specialized_source
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.workloads import WORKLOADS  # noqa: E402
+
+ewma = WORKLOADS["ewma"].f  # s = np.zeros(len(x)); s[0] = x[0]; s[t] = a * x[t] + (1 - a) * s[t - 1] in a loop
+
+
+def negative_index(x, a):
+    s = np.zeros(len(x))
+    s[-1] = x[0]
+    for t in range(1, len(x)):
+        s[-t - 1] = s[-t] * a + x[t]
+    return np.sum(s * s)
+
+
+def slices(x, a):
+    s = np.zeros(len(x))
+    s[1:3] = x[:2] * a
+    s[3:] = s[1] * x[3:]
+    s[0] = s[2] - a
+    return np.sum(s ** 2)
+
+
+def rows(x, a):
+    m = np.zeros((3, len(x)))
+    for i in range(3):
+        m[i] = x * (i + a)
+        m[i, 0] = a * m[i, 1]
+    return np.sum(np.sin(m))
+
+
+def empty_like(x, a):
+    y = np.empty_like(x)
+    for i in range(len(x)):
+        y[i] = np.sin(x[i]) * a
+    return np.sum(y * x)
+
+
+def read_after(x, a):
+    s = np.zeros(len(x))
+    total = 0.0
+    for t in range(len(x)):
+        s[t] = x[t] * a + s[t - 1] * 0.5
+        total = total + s[t] ** 2
+    return total + np.sum(s * x) + s[2]
+
+
+def twice_per_step(x, a):
+    s = np.zeros(len(x))
+    for t in range(1, len(x)):
+        s[t] = x[t] * a
+        s[t] = s[t] + s[t - 1] * a
+        s[t - 1] = s[t - 1] * 0.5
+    return np.sum(s ** 2)
+
+
+def constants_written(x, a):
+    s = np.zeros(len(x))
+    for t in range(len(x)):
+        s[t] = 1.0
+        s[t] = s[t] * x[t] + a
+    s[0] = 2
+    return np.sum(s ** 3)
+
+
+def integers_written(x, a):
+    k = np.zeros(len(x), dtype=np.int64)
+    s = np.zeros(len(x))
+    for t in range(len(x)):
+        k[t] = x[t] * 10
+        s[t] = x[t] * a + k[t]
+    return np.sum(s ** 2)
+
+
+def nested_loops(x, a):
+    m = np.zeros((len(x), 2))
+    for i in range(len(x)):
+        for j in range(2):
+            m[i, j] = x[i] * (a + j)
+    return np.sum(m ** 2)
+
+
+def scalar_argument(a, x):
+    s = np.zeros(len(x))
+    s[0] = a
+    for t in range(1, len(x)):
+        s[t] = s[t - 1] * a + x[t]
+    return np.sum(s)
+
+
+def two_inputs_read(x, a):
+    s = np.zeros(len(x))
+    d = x * 2.0
+    for t in range(1, len(x)):
+        s[t] = x[t] * d[t - 1] + a * s[t - 1]
+    return np.sum(s ** 2) + np.sum(d)
+
+
+WRITE_PROGRAMS = [ewma, negative_index, slices, rows, empty_like, read_after, twice_per_step, constants_written,
+                  integers_written, nested_loops, scalar_argument, two_inputs_read]
+
+
+def arguments(f, n, seed=0):
+    r = np.random.default_rng(seed)
+    x, a = r.uniform(-1, 1, n), float(r.uniform(0.2, 0.8))
+    return (a, x) if f is scalar_argument else (x, a)
+
+
+@pytest.mark.parametrize("f", WRITE_PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_write_programs(f, n):
+    if n < {slices: 4, read_after: 3, rows: 2}.get(f, 1):
+        pytest.skip("reads elements past a short x")
+    args = arguments(f, n, seed=n)
+    compare(f, args, (0, 1), exact_lazy=False)
+    check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-7)
+
+
+def test_ewma_reads_like_a_numpy_loop():
+    x, a = np.linspace(-1, 1, 50), 0.3
+    for eager in (False, True):
+        source = specialized_source(ewma, (x, a), (0, 1), eager=eager)
+        forward, backward = source.split("def pullback", 1)
+        assert "copy()" not in forward and "overwritten" not in source  # nothing reads s after the loop
+        for line in ("da_times_x_t_plus_times = ds[t]", "ds[t] = 0.0", "ds[t_minus_1] += ds_t_minus_1",
+                     "dx[t] += dx_t", "dx = np.zeros((50,))", "da = da - dt_1_minus_a"):
+            assert line in backward, line
+        for helper in ("written_part", "cleared_in_place", "added_into", "Stack", "Thunk", "accumulate("):
+            assert helper not in backward, helper
+
+
+def test_a_number_overwritten_needs_no_copy():
+    x, a = np.linspace(-1, 1, 6), 0.3
+    forward = specialized_source(integers_written, (x, a), (0, 1)).split("def pullback", 1)[0]
+    assert "s_overwritten = s[t]\n" in forward  # a NumPy float is immutable
+    assert "k_overwritten = k[t].copy()" in forward  # an int64 element: not a kind the specializer follows
+    forward = specialized_source(slices, (x, a), (0, 1)).split("def pullback", 1)[0]
+    assert "s_overwritten_2 = s[0]\n" in forward and "s[3:].copy()" in forward
+
+
+def test_what_is_not_exact_stays_generic():
+    x, a = np.linspace(-1, 1, 6), 0.3
+    source = specialized_source(slices, (x, a), (0, 1)).split("def pullback", 1)[1]
+    assert "written_part(ds, s, slice(" in source or "written_part(" in source  # a slice's part keeps its helper
+    source = specialized_source(rows, (x, a), (0, 1)).split("def pullback", 1)[1]
+    assert "written_part(" in source  # a row written: an array, not a number
+
+
+def test_inputs_untouched_and_repeated_calls():
+    x, a = np.linspace(-1, 1, 40), 0.4
+    before = x.copy()
+    df = adsrc.grad(ewma, wrt=(0, 1))
+    first = df(x, a)
+    second = df(x, a)
+    assert np.array_equal(x, before)
+    np.testing.assert_array_equal(first[0], second[0])
+    assert first[1] == second[1]
+
+
+# ---- restores a callee's pullback needs (optimize/deadcode.py) ---------------------------------------
+def summed_sines(v):
+    return np.sum(np.sin(v) * v)
+
+
+def written_after_a_call(x, a):
+    s = x * a
+    y = summed_sines(s)
+    s[1] = 3.0  # summed_sines' pullback reads s as it was: the backward sweep must restore s[1]
+    return y
+
+
+def written_after_calls_in_a_loop(x, a):
+    s = x * a
+    total = 0.0
+    for t in range(len(x)):
+        total = total + summed_sines(s)
+        s[t] = 3.0
+    return total
+
+
+@pytest.mark.parametrize("f", [written_after_a_call, written_after_calls_in_a_loop], ids=lambda f: f.__name__)
+def test_restores_that_a_callee_pullback_reads(f):
+    args = (np.linspace(-1, 1, 5), 0.3)
+    compare(f, args, (0, 1), exact_lazy=False)
+    check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-7)
+
+
+# ---- random loops of writes ---------------------------------------------------------------------
+def _random_program(rng: random.Random, trial: int) -> str:
+    """A loop over t writing numbers into arrays it made (``np.zeros(len(x))`` or ``np.empty_like(x)`` filled
+    first), reading them at t, t - 1 or negative indices, then a reduction that reads them again."""
+    reads = ["x[t]", "s[t - 1]", "s[t]", "u[t - 1]", "x[t - 1]", "a", "s[-t]", "u[t]"]
+    exprs = ["{} * {}", "{} + {}", "np.sin({}) * {}", "{} * 0.5 - {}", "math.tanh({}) + {}"]
+    lines = ["    s = np.zeros(len(x))",
+             "    u = np.empty_like(x)" if trial % 2 else "    u = np.zeros(len(x))",
+             "    u[:] = x * a" if trial % 2 else "    u[0] = x[0]",
+             "    for t in range(1, len(x)):"]
+    for _ in range(rng.randint(1, 4)):
+        target = rng.choice(["s[t]", "u[t]", "s[t - 1]", "s[-t]"])
+        value = rng.choice(exprs).format(rng.choice(reads), rng.choice(reads))
+        lines.append(f"        {target} = {value}")
+    ending = rng.choice(["np.sum(s ** 2) + np.sum(u * x)", "np.sum(s * u) + s[1]", "np.sum(np.cos(s)) + u[-1]"])
+    return "def prog(x, a):\n" + "\n".join(lines) + f"\n    return {ending}\n"
+
+
+def test_random_write_loops():
+    import math
+    rng = random.Random(5)
+    for trial in range(30):
+        text = _random_program(rng, trial)
+        path = f"<random write program {trial}>"
+        linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+        namespace = {"np": np, "math": math}
+        exec(compile(text, path, "exec"), namespace)
+        f = namespace["prog"]
+        r = np.random.default_rng(trial)
+        args = (r.uniform(-1, 1, rng.choice([2, 5, 9])), float(r.uniform(0.2, 0.8)))
+        compare(f, args, (0, 1), exact_lazy=False)
+        check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-6)
