@@ -41,6 +41,7 @@ from ..frontend.fence import check_syntax
 from ..frontend.maps import rewrite_maps
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
+from ..ir.dataflow import names
 from ..ir.naming import Namer, free_names
 from ..optimize import Context
 from ..optimize import copy_adjoint, finish, longer_than, optimize as run_passes
@@ -284,7 +285,7 @@ class Module:
 
     def assemble(self, function: gast.FunctionDef) -> tuple[str, Callable]:
         """The module's source, and the live function it defines."""
-        used = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
+        used = {n.id for n in names(function)}
         header = [line for line in self.header
                   if not self.prune or " = " not in line or line.split(" = ", 1)[0] in used]
         used |= {n for n in self.runtime.values() if any(n + "(" in line for line in header)}

@@ -19,9 +19,9 @@ import dataclasses
 import types
 from typing import Any, Sequence
 
-import gast
 import numpy as np
 
+from ..ir.dataflow import names
 from ..optimize import copy_adjoint, optimize as run_passes
 from ..optimize.fold import fold
 from ..optimize.specialize import MAX_STATEMENTS, Specializer, signature_kinds  # noqa: F401  (MAX_STATEMENTS: docs)
@@ -86,7 +86,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     generic = compiled.generic
     function = copy_adjoint(generic.function)
     module = dataclasses.replace(generic.module, extra=[], prune=True)
-    taken = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)} | set(module.runtime.values())
+    taken = {n.id for n in names(function)} | set(module.runtime.values())
     taken |= {line.split(" = ", 1)[0] for line in module.header}
     namespace = dict(module.reads)
     aliases: dict[types.ModuleType, str] = {}

@@ -26,6 +26,7 @@ from collections import Counter
 import gast
 
 from ..ir.build import is_comment
+from ..ir.dataflow import names
 from .kinds import Inference, library_primitive, own_rule_function
 
 _PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.IfExp, gast.Tuple,
@@ -39,9 +40,8 @@ class Folder:
         self.tape = tape
         self.stores: Counter = Counter()
         self.loads: Counter = Counter()
-        for node in gast.walk(adjoint):
-            if isinstance(node, gast.Name):
-                (self.loads if isinstance(node.ctx, gast.Load) else self.stores)[node.id] += 1
+        for node in names(adjoint):
+            (self.loads if isinstance(node.ctx, gast.Load) else self.stores)[node.id] += 1
         self.changed = False
 
     def run(self) -> bool:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
+from ..ir.dataflow import names
 from ..rules import registry
 from ..rules.templates import NONE, ZERO, Kind, constant, example, kind_of
 from ..values.zero import ZeroTangent
@@ -94,8 +95,7 @@ class Inference:
         self.vjps = vjps
         self.rt = runtime  # accumulate, Thunk, unthunk, zero: their names in this module
         self.tape = tape
-        self.assigned = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)
-                         and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.assigned = {n.id for n in names(adjoint) if isinstance(n.ctx, (gast.Store, gast.Param))}
         self.env: dict[str, Kinds | None] = {}
         self._memo: dict[tuple, Kinds | None] = {}
         self.run()
@@ -106,24 +106,32 @@ class Inference:
         self.env = dict(self.params)
         for _ in range(rounds):
             before = dict(self.env)
+            self._read, self._stale = set(), False
             self._block(self.adjoint.body)
-            if self.env == before:
+            if not self._stale or self.env == before:  # no name gained a kind after a read of it: a fixpoint
                 break
         else:
             self.env = {}  # no fixpoint: know nothing
         self.final = True
 
     final = False
+    _read: set[str] = set()  # during a round, the names read so far
+    _stale = False  # during a round, whether a name read gained a kind after the read (another round)
 
     def kinds(self, name: str) -> Kinds | None:
         if name not in self.assigned:
             return self._outside(name)
+        if not self.final:
+            self._read.add(name)
         found = self.env.get(name, frozenset())
         return None if self.final and not found else found  # after the fixpoint, no kind means unknown
 
     def _bind(self, name: str, kinds: Kinds | None) -> None:
         kinds = None if kinds is None else frozenset(k.variable() for k in kinds)
-        self.env[name] = join(self.env[name], kinds) if name in self.env else kinds
+        joined = join(self.env[name], kinds) if name in self.env else kinds
+        if name in self._read and (name not in self.env or joined != self.env[name]):
+            self._stale = True
+        self.env[name] = joined
 
     def _block(self, stmts: list[gast.stmt]) -> None:
         for stmt in stmts:
@@ -297,7 +305,7 @@ class Inference:
         if any(not o for o in operands):
             return frozenset()  # an operand with no kind yet (the fixpoint will come back)
         out: set[Kind] = set()
-        for combination in itertools.product(*(sorted(o, key=repr) for o in operands)):
+        for combination in itertools.product(*(o if len(o) == 1 else sorted(o, key=repr) for o in operands)):
             memo = (key, combination)
             if memo not in self._memo:
                 self._memo[memo] = _evaluate(fn, combination)

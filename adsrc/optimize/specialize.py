@@ -25,6 +25,7 @@ Everything not inferred stays generic, as it was.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import types
@@ -33,7 +34,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..ir.build import call, clone, name
+from ..ir.build import call, clone, copy_tree, name
 from ..rules import registry
 from ..rules.templates import NONE, Kind, Template, template_of
 from .kinds import Inference, Kinds, own_rule_function
@@ -58,6 +59,16 @@ def _rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
                                  if v is not None}
     by_function = _by_function[version]
     return {label: by_function[id(fn)] for label, fn in vjps.items() if id(fn) in by_function}
+
+
+@functools.lru_cache(maxsize=512)
+def _template_expression(text: str) -> gast.expr:
+    return gast.parse(text).body[0].value
+
+
+def _parsed(text: str) -> gast.expr:
+    """A template's expression, parsed once per text, as a tree of its own."""
+    return copy_tree(_template_expression(text))
 
 
 def _parameters(fn: Callable) -> list[str]:
@@ -140,13 +151,7 @@ class Specializer:
 
     # ---- rewriting expressions --------------------------------------------------
     def _rewrite(self, pullback: gast.FunctionDef, transform: Callable[[gast.AST], gast.AST | None]) -> None:
-        class Rewriter(gast.NodeTransformer):
-            def visit_Call(inner, node):  # noqa: N805
-                inner.generic_visit(node)
-                replaced = transform(node)
-                return node if replaced is None else replaced
-
-        Rewriter().visit(pullback)
+        _rewrite_calls(pullback, transform)
 
     def _inline(self, node: gast.Call, inference: Inference) -> gast.expr | None:
         """A vjp call or a Thunk of one, as its rule's template, if exact for these kinds."""
@@ -203,7 +208,7 @@ class Specializer:
 
     def _instantiate(self, template: Template, operands: dict[str, gast.expr],
                      kinds: dict[str, Kinds]) -> gast.expr | None:
-        expression = gast.parse(template.text).body[0].value
+        expression = _parsed(template.text)
         for node in gast.walk(expression):
             if not isinstance(node, gast.Name):
                 continue
@@ -274,6 +279,26 @@ class Specializer:
             kept.append(stmt)
         if len(kept) < len(stmts):
             stmts[:] = kept or [gast.Pass()]
+
+
+def _rewrite_calls(node: gast.AST, transform: Callable[[gast.Call], gast.expr | None]) -> gast.AST:
+    """Each call under ``node``, innermost first, replaced by ``transform``'s answer where it gives one
+    (a NodeTransformer's visit_Call, without its dispatch on every node of a long adjoint)."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for i, item in enumerate(value):
+                if isinstance(item, gast.AST) and not isinstance(item, _LEAVES):
+                    value[i] = _rewrite_calls(item, transform)
+        elif isinstance(value, gast.AST) and not isinstance(value, _LEAVES):
+            setattr(node, field, _rewrite_calls(value, transform))
+    if isinstance(node, gast.Call):
+        replaced = transform(node)
+        return node if replaced is None else replaced
+    return node
+
+
+_LEAVES = (gast.Name, gast.Constant, gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
 
 
 def signature_kinds(params: list[str], signature: tuple[Kind | None, ...]) -> dict[str, Kinds | None]:
