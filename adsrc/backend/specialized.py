@@ -7,10 +7,11 @@ key (optimize/specialize.py, then the optimizer again), compiled once and kept
 on the generic ``Compiled``, so it lives and dies with it (the compile cache
 recompiles when an outside value or a rule changes). It returns None, and the
 caller runs the generic adjoint, when no argument has a kind, when the
-specialization changes nothing, for an adjoint of more than
-``MAX_STATEMENTS`` statements, or past ``MAX_SIGNATURES`` keys for one
+specialization changes nothing, or past ``MAX_SIGNATURES`` keys for one
 function (a function called with ever new shapes is not compiled again and
-again).
+again). Every pass here costs time in proportion to the adjoint's length, so
+long functions are specialized too; the generic adjoint itself is finished
+and loaded only if it runs (backend/pipeline.py's ``Compiled.defer``).
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ import numpy as np
 from ..ir.dataflow import names
 from ..optimize import copy_adjoint, optimize as run_passes
 from ..optimize.fold import fold
-from ..optimize.specialize import MAX_STATEMENTS, Specializer, signature_kinds  # noqa: F401  (MAX_STATEMENTS: docs)
+from ..optimize.specialize import Specializer, signature_kinds
 from ..rules.templates import Kind
-from .pipeline import Compiled
+from .pipeline import Compiled, collection_paused
 
 MAX_SIGNATURES = 8
 _SCALAR_TYPES = (float, int, np.float64)
@@ -68,7 +69,8 @@ def specialized(compiled: Compiled, key: tuple | None) -> Compiled | None:
         return found
     if len(compiled.specialized) >= MAX_SIGNATURES:
         return None
-    result = _build(compiled, key)
+    with collection_paused():
+        result = _build(compiled, key)
     compiled.specialized[key] = result
     return result
 

@@ -62,8 +62,10 @@ def optimize(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20, 
 
 
 def finish(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20) -> gast.FunctionDef:
-    """The last passes: Stacks for loops' deferred contributions, owned buffers for their indexed ones."""
-    _fixpoint(adjoint, context, FINAL_PASSES, max_rounds)
+    """The last passes: Stacks for loops' deferred contributions, owned buffers for their indexed ones.
+    The adjoint comes at the fixpoint of PASSES: they run again only where Stacks changed something."""
+    if stacks.run(adjoint, pullback_of(adjoint), context):
+        _fixpoint(adjoint, context, FINAL_PASSES, max_rounds)
     owned.run(adjoint, pullback_of(adjoint), context)
     _drop_orphan_comments(adjoint)
     return adjoint
@@ -91,19 +93,6 @@ def copy_adjoint(function: gast.FunctionDef) -> gast.FunctionDef:
         # each push by its copy in the tree (one no longer in the tree: a copy of its own)
         anno.set(pop, anno.PUSHES, [copies.get(id(p)) or copy.deepcopy(p) for p in anno.get(pop, anno.PUSHES)])
     return copied
-
-
-def longer_than(stmts: list[gast.stmt], limit: int) -> bool:
-    """Whether these statements, nested ones included, number more than ``limit`` (counted until then)."""
-    count, stack = 0, [stmts]
-    while stack:
-        for stmt in stack.pop():
-            count += 1
-            if count > limit:
-                return True
-            stack.extend(block for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None))
-                         if isinstance(block, list))
-    return False
 
 
 def _drop_orphan_comments(node: gast.AST) -> None:

@@ -40,10 +40,6 @@ from ..rules.templates import NONE, Kind, Template, template_of
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
-# A longer adjoint keeps its generic form (backend/pipeline.py keeps no copy to specialize): specializing it
-# (kinds, templates, the optimizer once more) would cost a few times its compile time at its first call,
-# against the compile-time budget of long functions.
-MAX_STATEMENTS = 150
 SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution is computed at once
 
 
