@@ -36,7 +36,7 @@ import numpy as np
 
 from ..ir.build import call, clone, copy_tree, name
 from ..rules import registry
-from ..rules.templates import NONE, Kind, Template, template_of
+from ..rules.templates import NONE, Kind, Template, templates_of
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
@@ -162,15 +162,16 @@ class Specializer:
         if found is None or not own_rule_function(self.vjps[label]):
             return None
         rule, position = found
-        template = template_of(rule, position)
-        if template is None or not all(isinstance(a, (gast.Name, gast.Constant)) for a in args):
+        templates = templates_of(rule, position)
+        if not templates or not all(isinstance(a, (gast.Name, gast.Constant)) for a in args):
             return None
         params = _parameters(self.vjps[label])
         if len(args) > len(params):
             return None
         operands = dict(zip(params, args))
         kinds = {p: inference.expr(a) for p, a in operands.items()}
-        if not self._exact(template, kinds):
+        template = next((t for t in templates if self._exact(t, kinds)), None)
+        if template is None:
             return None
         if deferred and not self._small(self.vjps[label], kinds.get("g")):
             return None  # a large contribution that an AccThunk may batch with its siblings stays deferred

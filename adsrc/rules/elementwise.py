@@ -26,7 +26,7 @@ import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
 from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
-from .templates import broadcasts_to, deftemplate, same_shape
+from .templates import broadcasts_to, defalternative, deftemplate, float64_arrays, float_scalar, same_shape
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -43,6 +43,19 @@ deftemplate(lookup(np.add), 0, "g", same_shape("g", "x"))
 deftemplate(lookup(np.add), 1, "g", same_shape("g", "y"))
 deftemplate(lookup(np.subtract), 0, "g", same_shape("g", "x"))
 deftemplate(lookup(np.subtract), 1, "-g", same_shape("g", "y"))
+
+
+def _float_with_array(name: str, *arrays: str):
+    """``name`` is a float and the cotangent (and ``arrays``) float64 arrays of one shape: the float's
+    contribution is summed over every axis, by unbroadcast as by np.sum."""
+    return lambda kinds: float_scalar(name)(kinds) and float64_arrays("g", *arrays)(kinds)
+
+
+# A float added to an array (y + w).
+defalternative(lookup(np.add), 0, "np.sum(g)", _float_with_array("x"))
+defalternative(lookup(np.add), 1, "np.sum(g)", _float_with_array("y"))
+defalternative(lookup(np.subtract), 0, "np.sum(g)", _float_with_array("x"))
+defalternative(lookup(np.subtract), 1, "np.sum(-g)", _float_with_array("y"))
 
 
 def _weak_dtypes(values):
@@ -82,6 +95,9 @@ deflinear(
 )
 deftemplate(lookup(np.multiply), 0, "g * y", broadcasts_to("x", "g", "y"))
 deftemplate(lookup(np.multiply), 1, "g * x", broadcasts_to("y", "g", "x"))
+# A float factor of an array (y * w).
+defalternative(lookup(np.multiply), 0, "np.sum(g * y)", _float_with_array("x", "y"))
+defalternative(lookup(np.multiply), 1, "np.sum(g * x)", _float_with_array("y", "x"))
 # A zero cotangent (or tangent) gives exactly zero even where y is 0 (registry.times):
 # np.where(y != 0, x / y, 0.0) has a finite gradient at y == 0.
 defvjp(
