@@ -114,7 +114,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     if not specializer.run():
         return None
     run_passes(function, copy.copy(generic.context))
-    fold(function, specializer.infer(), generic.tape)  # temporaries read once, back into their reader
+    fold(function, specializer.inference.rebound(function), generic.tape)  # temporaries read once, back into their reader
     module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, key)}; ", 1)
     source, live = module.assemble(function)
     return dataclasses.replace(compiled, function=live, source=source, generic=None, specialized={})

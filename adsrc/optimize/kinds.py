@@ -18,6 +18,7 @@ that have one, all free of effects. Anything else is None.
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import math
 import operator
@@ -113,6 +114,16 @@ class Inference:
         else:
             self.env = {}  # no fixpoint: know nothing
         self.final = True
+
+    def rebound(self, adjoint: gast.FunctionDef) -> "Inference":
+        """These kinds for ``adjoint``, the optimizer's rewrite of this one: its passes keep every value a
+        name holds (they drop statements, propagate copies, move accumulations into buffers), so each name's
+        kinds still hold; a name they introduced has none (anything)."""
+        other = copy.copy(self)
+        other.adjoint = adjoint
+        other.assigned = {n.id for n in names(adjoint) if isinstance(n.ctx, (gast.Store, gast.Param))}
+        other.env = dict(self.env)
+        return other
 
     final = False
     _read: set[str] = set()  # during a round, the names read so far

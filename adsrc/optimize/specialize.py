@@ -106,6 +106,7 @@ class Specializer:
         self._rewrite(pullback, lambda node: self._accumulation(node, inference))
         self._drop_unthunks(pullback.body, inference)
         self._count_loops(self.adjoint.body, inference)
+        self.inference = inference  # for fold.py, after the optimizer (Inference.rebound)
         return self.changed
 
     # ---- loop counts --------------------------------------------------------------
@@ -229,7 +230,7 @@ class Specializer:
 
             def visit_Name(inner, node):  # noqa: N805
                 if node.id in operands and isinstance(node.ctx, gast.Load):
-                    return clone(operands[node.id])
+                    return copy_tree(operands[node.id])
                 return node
 
         return Substitute().visit(expression)
