@@ -224,19 +224,20 @@ def _straight_line_program(rng, statements, name):
     return namespace[name]
 
 
-@pytest.mark.parametrize("statements", [12, 180, 400])
-def test_long_straight_line_programs(statements):
+@pytest.mark.parametrize("statements, shape", [(12, (16,)), (180, (16,)), (400, (16,)), (60, (4, 5))])
+def test_long_straight_line_programs(statements, shape):
     """Long functions are specialized too (no statement limit): the specialized adjoint agrees with the
-    generic one (bit for bit in eager mode) and with finite differences, in both modes; a scalar factor's
-    gradient is a sum of products, not a vjp call."""
+    generic one (bit for bit in eager mode) and with finite differences, in both modes; a float factor's
+    gradient is a sum of products (np.add.reduce for a vector, np.sum for more axes), not a vjp call."""
     rng = random.Random(statements)
     f = _straight_line_program(rng, statements, f"straight_{statements}")
     r = np.random.default_rng(statements)
-    args = (r.standard_normal(16) * 0.3, 0.45)
+    args = (r.standard_normal(shape) * 0.3, 0.45)
     for eager in (False, True):
         source = specialized_source(f, args, (0, 1), eager=eager)
-        assert "specialized for x: float64[16], w: float" in source
-        assert "rule_vjp" not in source and "np.sum(dy" in source
+        assert f"specialized for x: float64{list(shape)}, w: float" in source
+        summed = "np.add.reduce(dy" if len(shape) == 1 else "np.sum(dy"
+        assert "rule_vjp" not in source and summed in source
     compare(f, args, (0, 1), exact_lazy=False)
     check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-8)  # both modes
 

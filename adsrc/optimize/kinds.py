@@ -46,6 +46,7 @@ _UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
 _ATTRIBUTES = frozenset({"T", "real", "shape", "ndim", "size"})
 # NumPy functions without a gradient rule that the templates call (rules/templates.py)
 _ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros, np.ones, np.full})
+_REDUCTIONS = frozenset({np.add.reduce})  # what np.sum runs, without its Python wrapper (templates call it)
 
 
 def join(a: Kinds | None, b: Kinds | None) -> Kinds | None:
@@ -71,7 +72,7 @@ _VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_a
 
 def library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
-    if obj in _ALLOCATIONS:
+    if obj in _ALLOCATIONS or obj in _REDUCTIONS:
         return True
     if getattr(obj, "__name__", None) in _VALUE_SHAPED:
         return False
@@ -230,6 +231,8 @@ class Inference:
             base = self.resolve(node.value)
             if isinstance(base, types.ModuleType):
                 return getattr(base, node.attr, _MISSING)
+            if isinstance(base, np.ufunc) and node.attr == "reduce":
+                return base.reduce  # np.add.reduce: np.sum without its Python wrapper (a template's)
         return _MISSING
 
     def expr(self, node: gast.expr) -> Kinds | None:

@@ -45,17 +45,26 @@ deftemplate(lookup(np.subtract), 0, "g", same_shape("g", "x"))
 deftemplate(lookup(np.subtract), 1, "-g", same_shape("g", "y"))
 
 
-def _float_with_array(name: str, *arrays: str):
-    """``name`` is a float and the cotangent (and ``arrays``) float64 arrays of one shape: the float's
-    contribution is summed over every axis, by unbroadcast as by np.sum."""
-    return lambda kinds: float_scalar(name)(kinds) and float64_arrays("g", *arrays)(kinds)
+def _float_with_array(name: str, *arrays: str, vector: bool):
+    """``name`` is a float and the cotangent (and ``arrays``) float64 arrays of one shape, of one dimension
+    (``vector``) or more: the float's contribution is summed over every axis, by unbroadcast as by np.sum
+    (which for a vector is np.add.reduce, without np.sum's Python wrapper)."""
+    def check(kinds):
+        return float_scalar(name)(kinds) and float64_arrays("g", *arrays)(kinds) \
+            and (len(kinds["g"].shape) == 1) == vector
+    return check
+
+
+def _sums(rule, position: int, name: str, summed: str, *arrays: str) -> None:
+    defalternative(lookup(rule), position, f"np.add.reduce({summed})", _float_with_array(name, *arrays, vector=True))
+    defalternative(lookup(rule), position, f"np.sum({summed})", _float_with_array(name, *arrays, vector=False))
 
 
 # A float added to an array (y + w).
-defalternative(lookup(np.add), 0, "np.sum(g)", _float_with_array("x"))
-defalternative(lookup(np.add), 1, "np.sum(g)", _float_with_array("y"))
-defalternative(lookup(np.subtract), 0, "np.sum(g)", _float_with_array("x"))
-defalternative(lookup(np.subtract), 1, "np.sum(-g)", _float_with_array("y"))
+_sums(np.add, 0, "x", "g")
+_sums(np.add, 1, "y", "g")
+_sums(np.subtract, 0, "x", "g")
+_sums(np.subtract, 1, "y", "-g")
 
 
 def _weak_dtypes(values):
@@ -96,8 +105,8 @@ deflinear(
 deftemplate(lookup(np.multiply), 0, "g * y", broadcasts_to("x", "g", "y"))
 deftemplate(lookup(np.multiply), 1, "g * x", broadcasts_to("y", "g", "x"))
 # A float factor of an array (y * w).
-defalternative(lookup(np.multiply), 0, "np.sum(g * y)", _float_with_array("x", "y"))
-defalternative(lookup(np.multiply), 1, "np.sum(g * x)", _float_with_array("y", "x"))
+_sums(np.multiply, 0, "x", "g * y", "y")
+_sums(np.multiply, 1, "y", "g * x", "x")
 # A zero cotangent (or tangent) gives exactly zero even where y is 0 (registry.times):
 # np.where(y != 0, x / y, 0.0) has a finite gradient at y == 0.
 defvjp(
