@@ -92,6 +92,7 @@ class Specializer:
         self.tape = tape
         self.module_alias = module_alias
         self.changed = False
+        self._params: dict[str, list[str]] = {}  # a vjp's parameters, by its name
 
     def infer(self) -> Inference:
         return Inference(self.adjoint, self.params, self.namespace, self.vjps, self.rt, self.tape)
@@ -166,7 +167,9 @@ class Specializer:
         templates = templates_of(rule, position)
         if not templates or not all(isinstance(a, (gast.Name, gast.Constant)) for a in args):
             return None
-        params = _parameters(self.vjps[label])
+        params = self._params.get(label)
+        if params is None:
+            params = self._params[label] = _parameters(self.vjps[label])
         if len(args) > len(params):
             return None
         operands = dict(zip(params, args))
@@ -196,7 +199,7 @@ class Specializer:
         if any(k is None for k in kinds.values()):
             return False
         names = list(kinds)
-        sets = [sorted(kinds[n], key=repr) for n in names]
+        sets = [list(kinds[n]) if len(kinds[n]) == 1 else sorted(kinds[n], key=repr) for n in names]
         count = 1
         for s in sets:
             count *= len(s)
