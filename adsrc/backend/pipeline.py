@@ -211,7 +211,7 @@ def _same(a: tuple, b: tuple) -> bool:
 def collection_paused():
     """No cyclic garbage collection while compiling: the passes make and drop many small syntax nodes
     (no cycles among them), and the collections that triggers scan the whole heap again and again
-    (a third of the compile time of a long function). Collected as usual afterwards."""
+    (about a tenth of the first call of straight200, measured). Collected as usual afterwards."""
     if not gc.isenabled():
         yield
         return
