@@ -204,6 +204,59 @@ def test_random_scalar_programs():
         check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-7)
 
 
+def _straight_line_program(rng, statements, name):
+    """A long straight-line function of a vector x and a float w (benchmarks/workloads.py's kind), with
+    random unary functions, scalar factors and reads of earlier lines."""
+    unary = ["np.tanh({})", "np.sin({})", "np.cos({})", "np.exp(-{})", "-{}"]
+    lines = [f"def {name}(x, w):", "    y0 = x * w"]
+    for i in range(1, statements):
+        a, b = f"y{i - 1}", f"y{rng.randrange(i)}"
+        expr = rng.choice([f"{rng.choice(unary).format(a)} * w + x", f"{rng.choice(unary).format(a)} + {b}",
+                           f"w * {a} - {b} * 0.5", f"{a} * {b} * 0.25 + w"])
+        lines.append(f"    y{i} = {expr}")
+    lines.append(f"    return np.sum(y{statements - 1}) * w")
+    text = "\n".join(lines) + "\n"
+    import linecache
+    path = f"<random straight-line program {name}>"
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    namespace = {"np": np}
+    exec(compile(text, path, "exec"), namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("statements, shape", [(12, (16,)), (180, (16,)), (400, (16,)), (60, (4, 5))])
+def test_long_straight_line_programs(statements, shape):
+    """Long functions are specialized too (no statement limit): the specialized adjoint agrees with the
+    generic one (bit for bit in eager mode) and with finite differences, in both modes; a float factor's
+    gradient is a sum of products (np.add.reduce for a vector, np.sum for more axes), not a vjp call."""
+    rng = random.Random(statements)
+    f = _straight_line_program(rng, statements, f"straight_{statements}")
+    r = np.random.default_rng(statements)
+    args = (r.standard_normal(shape) * 0.3, 0.45)
+    for eager in (False, True):
+        source = specialized_source(f, args, (0, 1), eager=eager)
+        assert f"specialized for x: float64{list(shape)}, w: float" in source
+        summed = "np.add.reduce(dy" if len(shape) == 1 else "np.sum(dy"
+        assert "rule_vjp" not in source and summed in source
+    compare(f, args, (0, 1), exact_lazy=False)
+    check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-8)  # both modes
+
+
+def test_generic_adjoint_built_when_first_read():
+    """The generic adjoint of a specializable function is finished and loaded only when it is read or run:
+    a call with argument kinds runs the specialized one; a call without (a list) and the source build it."""
+    def f(x, w):
+        return np.sum(np.tanh(x) * w)
+
+    x = np.linspace(-1.0, 1.0, 5)
+    entry = compiled(f, (0, 1), REVERSE)
+    assert "_build" in vars(entry)
+    np.testing.assert_allclose(adsrc.grad(f, wrt=(0, 1))(x, 0.5)[1], np.sum(np.tanh(x)), rtol=1e-14)
+    assert "_build" in vars(entry)  # the specialized adjoint ran
+    assert "rule_vjp" in entry.source and "_build" not in vars(entry)
+    np.testing.assert_allclose(adsrc.grad(f)(list(x), 0.5), 0.5 * (1 - np.tanh(x) ** 2), rtol=1e-14)
+
+
 # ---- the guard and the cache -------------------------------------------------------------------
 def test_each_signature_has_its_own_specialization():
     def f(x):

@@ -18,6 +18,7 @@ from typing import Any
 import gast
 
 from ..ir.contexts import restore_with
+from ..ir.dataflow import statements
 
 _serial = itertools.count(1)
 # Generated file name -> {generated line: "file:line: original statement"}, while its function lives.
@@ -27,7 +28,11 @@ _LINE_COMMENT = re.compile(r"^\s*# line (\d+): (.*)$")
 
 def unparse(node: gast.AST) -> str:
     tree = gast.gast_to_ast(node)
-    ast.fix_missing_locations(tree)
+    # ast.unparse reads a statement's line number (to look up a type-ignore comment) and nothing else of
+    # the locations: only statements without one get one, instead of every node of a long adjoint.
+    for stmt in [tree, *statements(getattr(tree, "body", None) or [])]:
+        if getattr(stmt, "lineno", None) is None:
+            stmt.lineno = 1
     return ast.unparse(tree)
 
 

@@ -22,6 +22,10 @@ syntax tree) is reported as UnsupportedSyntax, not as a RecursionError.
 from __future__ import annotations
 
 import builtins
+import contextlib
+import copy
+import functools
+import gc
 import inspect
 import operator
 import sys
@@ -41,10 +45,10 @@ from ..frontend.fence import check_syntax
 from ..frontend.maps import rewrite_maps
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
+from ..ir.dataflow import names
 from ..ir.naming import Namer, free_names
 from ..optimize import Context
-from ..optimize import copy_adjoint, finish, longer_than, optimize as run_passes
-from ..optimize.specialize import MAX_STATEMENTS
+from ..optimize import copy_adjoint, finish, optimize as run_passes
 from ..rules import registry
 from ..rules.checkpoint import compiled_as, compiled_with
 from ..rules.closures import lifted_from
@@ -95,6 +99,9 @@ EAGER = Mode("reverse", eager=True)
 FORWARD = Mode("forward")
 
 
+_building = threading.RLock()  # a deferred generic adjoint is built once
+
+
 @dataclass
 class Compiled:
     """A compiled derivative: the live function, its source, and what it was compiled against.
@@ -115,6 +122,22 @@ class Compiled:
     attributes: list[tuple[Any, Callable, Any]] = field(default_factory=list)  # (root, getter, object)
     generic: Any = None  # an optimized adjoint's Generic, for backend/specialized.py
     specialized: dict = field(default_factory=dict)  # signature -> Compiled or None (backend/specialized.py)
+
+    def defer(self, build: Callable[[], tuple[str, Callable]]) -> None:
+        """``function`` and ``source`` made by ``build()`` when either is first read."""
+        del self.function, self.source
+        self.__dict__["_build"] = build
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for an attribute not set: a deferred function and source (see ``defer``).
+        if name not in ("function", "source") or "_build" not in self.__dict__:
+            raise AttributeError(name)
+        with _building:
+            build = self.__dict__.get("_build")
+            if build is not None:  # not built by another thread meanwhile
+                self.source, self.function = build()
+                del self.__dict__["_build"]
+        return self.__dict__[name]
 
     def same_defaults(self, func: Callable) -> bool:
         """The defaults are the objects compiled against (``f.__defaults__ = ...`` makes a new tuple)."""
@@ -184,18 +207,41 @@ def _same(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
+@contextlib.contextmanager
+def collection_paused():
+    """No cyclic garbage collection while compiling: the passes make and drop many small syntax nodes
+    (no cycles among them), and the collections that triggers scan the whole heap again and again
+    (about a tenth of the first call of straight200, measured). Collected as usual afterwards."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
     """Run the pipeline once, without the cache."""
     try:
-        return _compile(func, wrt, mode, lifted)
+        with collection_paused():
+            return _compile(func, wrt, mode, lifted)
     except RecursionError:
         # The passes recurse over the syntax tree; Python's own parser accepts deeper nesting.
-        code = getattr(func, "__code__", None)
-        where = f"{code.co_filename}:{code.co_firstlineno}" if code else repr(func)
-        raise UnsupportedSyntax(
-            "code nested too deeply for adsrc's passes (a very long chain like x + x + ... + x, "
-            "or the compile began deep inside a recursion)", where,
-            "split the expression into several statements") from None
+        raise _too_deep(_where(func)) from None
+
+
+def _where(func: Callable) -> str:
+    code = getattr(func, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(func)
+
+
+def _too_deep(where: str) -> UnsupportedSyntax:
+    return UnsupportedSyntax(
+        "code nested too deeply for adsrc's passes (a very long chain like x + x + ... + x, "
+        "or the compile began deep inside a recursion)", where,
+        "split the expression into several statements")
 
 
 def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
@@ -243,9 +289,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
                 write_aliases=aliases, runtime=runtime,
                 vjps={label: vjp for vjp, label in transform.vjp_names.items()})
             run_passes(function, context, final=False)
-            if not longer_than(function.body, MAX_STATEMENTS):  # kept to specialize (backend/specialized.py)
-                unfinished = copy_adjoint(function)
-            finish(function, context)
+            unfinished = function  # kept to specialize (backend/specialized.py); finished when first run
         title = (f"Adjoint of {func.__name__} ({parsed.filename}:{parsed.first_line}) with respect to "
                  f"{', '.join(wrt_names) or 'nothing'}; {mode.describe()}. Generated by adsrc.")
 
@@ -255,12 +299,29 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     module = Module(outside_imports(reads, parsed), func.__name__, parsed.filename, parsed.first_line, runtime,
                     list(transform.header), title, generated_name, reads, mode,
                     {k: v for k, v in parsed.generated.items() if k not in runtime.values()})
-    source, compiled = module.assemble(function)
+    if unfinished is None:
+        source, compiled = module.assemble(function)
     _compile_callees((func, wrt, mode), transform.callees, mode)
-    result = Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version, attributes)
-    if unfinished is not None:  # what backend/specialized.py needs to rewrite it for a signature
-        result.generic = Generic(unfinished, module, namer, dict(transform.vjp_names), transform.tape, context)
+    if unfinished is None:
+        return Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version, attributes)
+    # The generic adjoint is finished and loaded when first read: a call with argument kinds runs the
+    # adjoint specialized for them (backend/specialized.py), and a long function need not pay for both.
+    result = Compiled(None, "", params, wrt, mode, reads, _defaults(func), version, attributes)
+    result.generic = Generic(unfinished, module, namer, dict(transform.vjp_names), transform.tape, context)
+    result.defer(functools.partial(_finished, result.generic, _where(func)))
     return result
+
+
+def _finished(generic: "Generic", where: str) -> tuple[str, Callable]:
+    """The generic adjoint's source and live function: its last passes (optimize.finish) on a copy of
+    the kept adjoint, which stays as it is to be specialized."""
+    try:
+        with collection_paused():
+            function = copy_adjoint(generic.function)
+            finish(function, copy.copy(generic.context))
+            return generic.module.assemble(function)
+    except RecursionError:
+        raise _too_deep(where) from None
 
 
 @dataclass
@@ -284,7 +345,7 @@ class Module:
 
     def assemble(self, function: gast.FunctionDef) -> tuple[str, Callable]:
         """The module's source, and the live function it defines."""
-        used = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
+        used = {n.id for n in names(function)}
         header = [line for line in self.header
                   if not self.prune or " = " not in line or line.split(" = ", 1)[0] in used]
         used |= {n for n in self.runtime.values() if any(n + "(" in line for line in header)}

@@ -7,10 +7,11 @@ key (optimize/specialize.py, then the optimizer again), compiled once and kept
 on the generic ``Compiled``, so it lives and dies with it (the compile cache
 recompiles when an outside value or a rule changes). It returns None, and the
 caller runs the generic adjoint, when no argument has a kind, when the
-specialization changes nothing, for an adjoint of more than
-``MAX_STATEMENTS`` statements, or past ``MAX_SIGNATURES`` keys for one
+specialization changes nothing, or past ``MAX_SIGNATURES`` keys for one
 function (a function called with ever new shapes is not compiled again and
-again).
+again). Every pass here costs time in proportion to the adjoint's length, so
+long functions are specialized too; the generic adjoint itself is finished
+and loaded only if it runs (backend/pipeline.py's ``Compiled.defer``).
 """
 from __future__ import annotations
 
@@ -19,15 +20,15 @@ import dataclasses
 import types
 from typing import Any, Sequence
 
-import gast
 import numpy as np
 
+from ..ir.dataflow import names
 from ..optimize import copy_adjoint, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
 from ..optimize.inline_writes import WriteInliner, immutable
-from ..optimize.specialize import MAX_STATEMENTS, Specializer, signature_kinds  # noqa: F401  (MAX_STATEMENTS: docs)
+from ..optimize.specialize import Specializer, signature_kinds
 from ..rules.templates import Kind
-from .pipeline import Compiled
+from .pipeline import Compiled, collection_paused
 
 MAX_SIGNATURES = 8
 _SCALAR_TYPES = (float, int, np.float64)
@@ -69,7 +70,8 @@ def specialized(compiled: Compiled, key: tuple | None) -> Compiled | None:
         return found
     if len(compiled.specialized) >= MAX_SIGNATURES:
         return None
-    result = _build(compiled, key)
+    with collection_paused():
+        result = _build(compiled, key)
     compiled.specialized[key] = result
     return result
 
@@ -87,7 +89,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     generic = compiled.generic
     function = copy_adjoint(generic.function)
     module = dataclasses.replace(generic.module, extra=[], prune=True)
-    taken = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)} | set(module.runtime.values())
+    taken = {n.id for n in names(function)} | set(module.runtime.values())
     taken |= {line.split(" = ", 1)[0] for line in module.header}
     namespace = dict(module.reads)
     aliases: dict[types.ModuleType, str] = {}
@@ -117,11 +119,11 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     if not specializer.run():
         return None
     context = copy.copy(generic.context)
-    inference = specializer.infer()
+    inference = specializer.inference
     # a number read from a written array shares no memory with it: a restore only numbers read is dead
     context.write_aliases = {n for n in context.write_aliases if not immutable(inference.kinds(n))}
     run_passes(function, context)
-    inference = specializer.infer()
+    inference = inference.rebound(function)  # the optimizer keeps each name's values (Inference.rebound)
     WriteInliner(function, inference, runtime, vjps, module_alias).scalar_copies()
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
     module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, key)}; ", 1)

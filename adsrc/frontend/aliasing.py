@@ -25,6 +25,7 @@ import functools
 import gast
 import numpy as np
 
+from ..ir.dataflow import names as name_nodes
 from .parse import _MISSING, Parsed
 
 # Functions that return a new array (never a view of an argument), so that an
@@ -63,7 +64,7 @@ def static_value(parsed: Parsed, locals_: set[str], node: gast.AST) -> object:
 
 def local_names(parsed: Parsed) -> set[str]:
     """Every name the function binds: assigned, a parameter, a loop target, a local function."""
-    found = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    found = {n.id for n in name_nodes(parsed.node) if not isinstance(n.ctx, gast.Load)}
     return found | {n.name for n in gast.walk(parsed.node) if isinstance(n, gast.FunctionDef)}
 
 

@@ -46,6 +46,7 @@ from .libraries import is_library_function, library_remedy
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import call, const, located, name, store
+from ..ir.dataflow import names as name_nodes
 from ..ir.naming import Namer, hint_for, stored_names
 from .parse import _MISSING, Parsed, bound_parts, signature_of
 
@@ -721,8 +722,8 @@ def _source_of(node: gast.AST) -> str:
 
 def local_names(node: gast.FunctionDef) -> set[str]:
     names = {a.id for a in node.args.args + node.args.kwonlyargs}
-    for child in gast.walk(node):
-        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Param)):
+    for child in name_nodes(node):
+        if isinstance(child.ctx, (gast.Store, gast.Param)):
             names.add(child.id)
     return names
 

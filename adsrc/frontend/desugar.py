@@ -48,6 +48,7 @@ from ..errors import UnsupportedSyntax
 from ..rules.spellings import ufunc_at
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.contexts import lower_with
+from ..ir.dataflow import names as name_nodes
 from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .aliasing import Aliasing, local_names
 from .assignments import flatten_assignments
@@ -263,8 +264,9 @@ class Desugar(LoopLowering):
     # -- builtins ----------------------------------------------------------
     def find_bindings(self, node: gast.FunctionDef) -> None:
         """Which names the function binds itself, and which it reads from outside."""
-        self._mentioned = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-        self._bound = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        mentioned = name_nodes(node)
+        self._mentioned = {n.id for n in mentioned}
+        self._bound = {n.id for n in mentioned if not isinstance(n.ctx, gast.Load)}
         self._bound |= {a.id for a in node.args.args + node.args.kwonlyargs}
         self._bound |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n is not node}
         # Names that hold a dict somewhere: zip over them is refused before anything runs.

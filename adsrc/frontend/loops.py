@@ -32,6 +32,7 @@ import gast
 
 from ..errors import UnsupportedSyntax
 from ..ir.build import assign, call, const, located, name, store
+from ..ir.dataflow import names as name_nodes
 from ..ir.naming import stored_names
 from ..rules.iterables import unpacked
 
@@ -40,7 +41,7 @@ _DICT_VIEWS = ("keys", "values", "items")
 
 
 def _names_in(nodes) -> set[str]:
-    return {n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for node in nodes for n in name_nodes(node)}
 
 
 def _rebound(loop: gast.For) -> set[str]:

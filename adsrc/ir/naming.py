@@ -13,6 +13,7 @@ import re
 import gast
 
 from . import annotations as anno
+from .dataflow import names as name_nodes
 
 _OPS = {
     gast.Add: "plus", gast.Sub: "minus", gast.Mult: "times", gast.Div: "over",
@@ -44,8 +45,7 @@ class Namer:
 
 def stored_names(nodes) -> set[str]:
     """The names assigned anywhere in ``nodes``."""
-    return {n.id for node in nodes for n in gast.walk(node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for node in nodes for n in name_nodes(node) if isinstance(n.ctx, gast.Store)}
 
 
 def rewrite_expressions(stmt: gast.stmt, transform) -> None:

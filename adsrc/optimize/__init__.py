@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import gast
 
 from ..ir import annotations as anno
-from ..ir.build import is_comment
+from ..ir.build import copy_tree, is_comment
 from ..transforms.accumulation import Accumulation
 from . import constfold, deadcode, owned, propagate, stacks, tape, unthunks, zeros
 
@@ -62,8 +62,10 @@ def optimize(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20, 
 
 
 def finish(adjoint: gast.FunctionDef, context: Context, max_rounds: int = 20) -> gast.FunctionDef:
-    """The last passes: Stacks for loops' deferred contributions, owned buffers for their indexed ones."""
-    _fixpoint(adjoint, context, FINAL_PASSES, max_rounds)
+    """The last passes: Stacks for loops' deferred contributions, owned buffers for their indexed ones.
+    The adjoint comes at the fixpoint of PASSES: they run again only where Stacks changed something."""
+    if stacks.run(adjoint, pullback_of(adjoint), context):
+        _fixpoint(adjoint, context, FINAL_PASSES, max_rounds)
     owned.run(adjoint, pullback_of(adjoint), context)
     _drop_orphan_comments(adjoint)
     return adjoint
@@ -79,28 +81,18 @@ def _fixpoint(adjoint: gast.FunctionDef, context: Context, passes: tuple, max_ro
             break
 
 
+_PUSHES_FIELD = "adsrc_" + anno.PUSHES
+
+
 def copy_adjoint(function: gast.FunctionDef) -> gast.FunctionDef:
     """A deep copy of the syntax tree that shares the annotations' values (a Prim holds its rule),
     except the tape pops' pushes, which are nodes of the tree and must be the copy's own."""
-    memo: dict[int, Any] = {}
-    for node in gast.walk(function):
-        for field_name, value in vars(node).items():
-            if field_name.startswith("adsrc_") and field_name != "adsrc_" + anno.PUSHES:
-                memo[id(value)] = value
-    return copy.deepcopy(function, memo)
-
-
-def longer_than(stmts: list[gast.stmt], limit: int) -> bool:
-    """Whether these statements, nested ones included, number more than ``limit`` (counted until then)."""
-    count, stack = 0, [stmts]
-    while stack:
-        for stmt in stack.pop():
-            count += 1
-            if count > limit:
-                return True
-            stack.extend(block for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None))
-                         if isinstance(block, list))
-    return False
+    copies: dict[int, gast.AST] = {}
+    copied = copy_tree(function, copies)
+    for pop in [node for node in copies.values() if _PUSHES_FIELD in node.__dict__]:
+        # each push by its copy in the tree (one no longer in the tree: a copy of its own)
+        anno.set(pop, anno.PUSHES, [copies.get(id(p)) or copy.deepcopy(p) for p in anno.get(pop, anno.PUSHES)])
+    return copied
 
 
 def _drop_orphan_comments(node: gast.AST) -> None:

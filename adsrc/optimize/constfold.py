@@ -12,6 +12,7 @@ from __future__ import annotations
 import gast
 
 from ..ir.build import is_comment
+from ..ir.dataflow import loads
 
 
 def _empty(block: list[gast.stmt]) -> bool:
@@ -19,10 +20,32 @@ def _empty(block: list[gast.stmt]) -> bool:
     return all(isinstance(s, gast.Pass) or is_comment(s) for s in block)
 
 
+_BLOCK_ITEMS = (gast.stmt, gast.excepthandler, gast.match_case)
+
+
 class _Fold(gast.NodeTransformer):
     def __init__(self, read: set[str]):
         self.changed = False
         self.read = read  # every name the adjoint (pullback included) reads
+
+    def generic_visit(self, node: gast.AST) -> gast.AST:
+        """Into blocks of statements only: no expression holds an ``if`` or a ``for`` statement (and
+        visiting every expression node would cost most of the pass's time)."""
+        for field in node._fields:
+            block = getattr(node, field, None)
+            if not (type(block) is list and block and isinstance(block[0], _BLOCK_ITEMS)):
+                continue
+            kept = []
+            for stmt in block:
+                stmt = self.visit(stmt)
+                if stmt is None:
+                    continue
+                if isinstance(stmt, list):
+                    kept.extend(stmt)
+                else:
+                    kept.append(stmt)
+            block[:] = kept
+        return node
 
     def visit_If(self, node: gast.If):
         self.generic_visit(node)
@@ -60,7 +83,7 @@ class _Fold(gast.NodeTransformer):
 
 
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
-    read = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    read = loads(adjoint)
     fold = _Fold(read)
     fold.visit(adjoint)
     return fold.changed

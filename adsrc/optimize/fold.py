@@ -26,6 +26,7 @@ from collections import Counter
 import gast
 
 from ..ir.build import is_comment
+from ..ir.dataflow import names, statements
 from .kinds import Inference, library_primitive, own_rule_function
 
 _PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.IfExp, gast.Tuple,
@@ -39,9 +40,8 @@ class Folder:
         self.tape = tape
         self.stores: Counter = Counter()
         self.loads: Counter = Counter()
-        for node in gast.walk(adjoint):
-            if isinstance(node, gast.Name):
-                (self.loads if isinstance(node.ctx, gast.Load) else self.stores)[node.id] += 1
+        for node in names(adjoint):
+            (self.loads if isinstance(node.ctx, gast.Load) else self.stores)[node.id] += 1
         self.changed = False
 
     def run(self) -> bool:
@@ -115,7 +115,7 @@ def fold(adjoint: gast.FunctionDef, inference: Inference, tape: str | None) -> b
     """Fold the temporaries of ``adjoint`` in place (see the module docstring); whether any changed.
     A copy left as ``d = d`` (a cotangent passed on unchanged, ``dx = dy`` then ``dy = dx``) goes away."""
     changed = Folder(adjoint, inference, tape).run()
-    for node in gast.walk(adjoint):
+    for node in [adjoint, *statements(adjoint.body)]:
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):

@@ -18,6 +18,7 @@ that have one, all free of effects. Anything else is None.
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import math
 import operator
@@ -28,6 +29,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
+from ..ir.dataflow import names
 from ..rules import registry
 from ..rules.templates import NONE, ZERO, Kind, constant, example, kind_of
 from ..values.zero import ZeroTangent
@@ -47,6 +49,7 @@ _ATTRIBUTES = frozenset({"T", "real", "shape", "ndim", "size"})
 _ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros, np.ones, np.full})
 # NumPy allocations whose result's kind follows from their arguments' kinds (their contents do not matter)
 _EMPTY = frozenset({np.empty, np.empty_like})
+_REDUCTIONS = frozenset({np.add.reduce})  # what np.sum runs, without its Python wrapper (templates call it)
 
 
 def join(a: Kinds | None, b: Kinds | None) -> Kinds | None:
@@ -72,7 +75,7 @@ _VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_a
 
 def library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
-    if obj in _ALLOCATIONS or obj in _EMPTY:
+    if obj in _ALLOCATIONS or obj in _EMPTY or obj in _REDUCTIONS:
         return True
     if getattr(obj, "__name__", None) in _VALUE_SHAPED:
         return False
@@ -97,8 +100,7 @@ class Inference:
         self.vjps = vjps
         self.rt = runtime  # accumulate, Thunk, unthunk, zero: their names in this module
         self.tape = tape
-        self.assigned = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)
-                         and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.assigned = {n.id for n in names(adjoint) if isinstance(n.ctx, (gast.Store, gast.Param))}
         self.write_helpers = {runtime[h]: h for h in WRITE_HELPERS if h in runtime}
         self.env: dict[str, Kinds | None] = {}
         self._memo: dict[tuple, Kinds | None] = {}
@@ -110,24 +112,42 @@ class Inference:
         self.env = dict(self.params)
         for _ in range(rounds):
             before = dict(self.env)
+            self._read, self._stale = set(), False
             self._block(self.adjoint.body)
-            if self.env == before:
+            if not self._stale or self.env == before:  # no name gained a kind after a read of it: a fixpoint
                 break
         else:
             self.env = {}  # no fixpoint: know nothing
         self.final = True
 
+    def rebound(self, adjoint: gast.FunctionDef) -> "Inference":
+        """These kinds for ``adjoint``, the optimizer's rewrite of this one: its passes keep every value a
+        name holds (they drop statements, propagate copies, move accumulations into buffers), so each name's
+        kinds still hold; a name they introduced has none (anything)."""
+        other = copy.copy(self)
+        other.adjoint = adjoint
+        other.assigned = {n.id for n in names(adjoint) if isinstance(n.ctx, (gast.Store, gast.Param))}
+        other.env = dict(self.env)
+        return other
+
     final = False
+    _read: set[str] = set()  # during a round, the names read so far
+    _stale = False  # during a round, whether a name read gained a kind after the read (another round)
 
     def kinds(self, name: str) -> Kinds | None:
         if name not in self.assigned:
             return self._outside(name)
+        if not self.final:
+            self._read.add(name)
         found = self.env.get(name, frozenset())
         return None if self.final and not found else found  # after the fixpoint, no kind means unknown
 
     def _bind(self, name: str, kinds: Kinds | None) -> None:
         kinds = None if kinds is None else frozenset(k.variable() for k in kinds)
-        self.env[name] = join(self.env[name], kinds) if name in self.env else kinds
+        joined = join(self.env[name], kinds) if name in self.env else kinds
+        if name in self._read and (name not in self.env or joined != self.env[name]):
+            self._stale = True
+        self.env[name] = joined
 
     def _block(self, stmts: list[gast.stmt]) -> None:
         for stmt in stmts:
@@ -215,6 +235,8 @@ class Inference:
             base = self.resolve(node.value)
             if isinstance(base, types.ModuleType):
                 return getattr(base, node.attr, _MISSING)
+            if isinstance(base, np.ufunc) and node.attr == "reduce":
+                return base.reduce  # np.add.reduce: np.sum without its Python wrapper (a template's)
         return _MISSING
 
     def expr(self, node: gast.expr) -> Kinds | None:
@@ -316,7 +338,7 @@ class Inference:
         if any(not o for o in operands):
             return frozenset()  # an operand with no kind yet (the fixpoint will come back)
         out: set[Kind] = set()
-        for combination in itertools.product(*(sorted(o, key=repr) for o in operands)):
+        for combination in itertools.product(*(o if len(o) == 1 else sorted(o, key=repr) for o in operands)):
             memo = (key, combination)
             if memo not in self._memo:
                 self._memo[memo] = _evaluate(fn, combination)

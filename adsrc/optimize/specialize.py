@@ -25,6 +25,7 @@ Everything not inferred stays generic, as it was.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import types
@@ -33,17 +34,13 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..ir.build import call, clone, name
+from ..ir.build import call, clone, copy_tree, name
 from ..rules import registry
-from ..rules.templates import NONE, ZERO, Kind, Template, template_of
+from ..rules.templates import NONE, ZERO, Kind, Template, templates_of
 from .inline_writes import inline_writes
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
-# A longer adjoint keeps its generic form (backend/pipeline.py keeps no copy to specialize): specializing it
-# (kinds, templates, the optimizer once more) would cost a few times its compile time at its first call,
-# against the compile-time budget of long functions.
-MAX_STATEMENTS = 150
 SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution is computed at once
 
 
@@ -59,6 +56,16 @@ def _rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
                                  if v is not None}
     by_function = _by_function[version]
     return {label: by_function[id(fn)] for label, fn in vjps.items() if id(fn) in by_function}
+
+
+@functools.lru_cache(maxsize=512)
+def _template_expression(text: str) -> gast.expr:
+    return gast.parse(text).body[0].value
+
+
+def _parsed(text: str) -> gast.expr:
+    """A template's expression, parsed once per text, as a tree of its own."""
+    return copy_tree(_template_expression(text))
 
 
 def _parameters(fn: Callable) -> list[str]:
@@ -86,6 +93,7 @@ class Specializer:
         self.tape = tape
         self.module_alias = module_alias
         self.changed = False
+        self._params: dict[str, list[str]] = {}  # a vjp's parameters, by its name
 
     def infer(self) -> Inference:
         return Inference(self.adjoint, self.params, self.namespace, self.vjps, self.rt, self.tape)
@@ -101,6 +109,7 @@ class Specializer:
         self._differences(pullback, inference)
         self._drop_unthunks(pullback.body, inference)
         self._count_loops(self.adjoint.body, inference)
+        self.inference = inference  # for fold.py, after the optimizer (Inference.rebound)
         return self.changed
 
     def _writes(self, rounds: int = 2) -> Inference:
@@ -152,13 +161,7 @@ class Specializer:
 
     # ---- rewriting expressions --------------------------------------------------
     def _rewrite(self, pullback: gast.FunctionDef, transform: Callable[[gast.AST], gast.AST | None]) -> None:
-        class Rewriter(gast.NodeTransformer):
-            def visit_Call(inner, node):  # noqa: N805
-                inner.generic_visit(node)
-                replaced = transform(node)
-                return node if replaced is None else replaced
-
-        Rewriter().visit(pullback)
+        _rewrite_calls(pullback, transform)
 
     def _inline(self, node: gast.Call, inference: Inference) -> gast.expr | None:
         """A vjp call or a Thunk of one, as its rule's template, if exact for these kinds."""
@@ -173,15 +176,18 @@ class Specializer:
         if found is None or not own_rule_function(self.vjps[label]):
             return None
         rule, position = found
-        template = template_of(rule, position)
-        if template is None or not all(isinstance(a, (gast.Name, gast.Constant)) for a in args):
+        templates = templates_of(rule, position)
+        if not templates or not all(isinstance(a, (gast.Name, gast.Constant)) for a in args):
             return None
-        params = _parameters(self.vjps[label])
+        params = self._params.get(label)
+        if params is None:
+            params = self._params[label] = _parameters(self.vjps[label])
         if len(args) > len(params):
             return None
         operands = dict(zip(params, args))
         kinds = {p: inference.expr(a) for p, a in operands.items()}
-        if not self._exact(template, kinds):
+        template = next((t for t in templates if self._exact(t, kinds)), None)
+        if template is None:
             return None
         if deferred and not self._small(self.vjps[label], kinds.get("g")):
             return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
@@ -205,7 +211,7 @@ class Specializer:
         if any(k is None for k in kinds.values()):
             return False
         names = list(kinds)
-        sets = [sorted(kinds[n], key=repr) for n in names]
+        sets = [list(kinds[n]) if len(kinds[n]) == 1 else sorted(kinds[n], key=repr) for n in names]
         count = 1
         for s in sets:
             count *= len(s)
@@ -215,7 +221,7 @@ class Specializer:
 
     def _instantiate(self, template: Template, operands: dict[str, gast.expr],
                      kinds: dict[str, Kinds]) -> gast.expr | None:
-        expression = gast.parse(template.text).body[0].value
+        expression = _parsed(template.text)
         for node in gast.walk(expression):
             if not isinstance(node, gast.Name):
                 continue
@@ -239,7 +245,7 @@ class Specializer:
 
             def visit_Name(inner, node):  # noqa: N805
                 if node.id in operands and isinstance(node.ctx, gast.Load):
-                    return clone(operands[node.id])
+                    return copy_tree(operands[node.id])
                 return node
 
         return Substitute().visit(expression)
@@ -316,6 +322,26 @@ def _floats(kinds: Kinds | None) -> bool:
 def _int(kinds: Kinds | None) -> bool:
     """A Python int: a variable, or a constant of this signature (``len`` of an array of a known shape)."""
     return bool(kinds) and all(k.type is int for k in kinds)
+
+
+def _rewrite_calls(node: gast.AST, transform: Callable[[gast.Call], gast.expr | None]) -> gast.AST:
+    """Each call under ``node``, innermost first, replaced by ``transform``'s answer where it gives one
+    (a NodeTransformer's visit_Call, without its dispatch on every node of a long adjoint)."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for i, item in enumerate(value):
+                if isinstance(item, gast.AST) and not isinstance(item, _LEAVES):
+                    value[i] = _rewrite_calls(item, transform)
+        elif isinstance(value, gast.AST) and not isinstance(value, _LEAVES):
+            setattr(node, field, _rewrite_calls(value, transform))
+    if isinstance(node, gast.Call):
+        replaced = transform(node)
+        return node if replaced is None else replaced
+    return node
+
+
+_LEAVES = (gast.Name, gast.Constant, gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
 
 
 def signature_kinds(params: list[str], signature: tuple[Kind | None, ...]) -> dict[str, Kinds | None]:

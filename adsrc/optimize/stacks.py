@@ -23,7 +23,7 @@ from collections import Counter
 
 import gast
 
-from ..ir.dataflow import blocks
+from ..ir.dataflow import blocks, names
 
 _OPAQUE = (gast.Return, gast.Yield, gast.YieldFrom, gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal)
 
@@ -32,7 +32,7 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     acc = context.accumulation
     if acc.eager:
         return False
-    taken = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name)}
+    taken = {n.id for n in names(adjoint)}
     indexed = {label for label, vjp in context.vjps.items()
                if getattr(vjp, "add_into", None) is not None and getattr(vjp, "fuse", None) is None}
     return _visit(pullback.body, acc, taken, indexed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from ..ir.dataflow import blocks
+from ..ir.dataflow import blocks, names, statements
 
 
 def _call_name(node: gast.AST) -> str | None:
@@ -19,9 +19,9 @@ def _call_name(node: gast.AST) -> str | None:
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     acc = context.accumulation
     assignments: list[tuple[list[str], gast.expr]] = []
-    for node in gast.walk(pullback):
+    for node in statements(pullback.body):
         if isinstance(node, gast.Assign):
-            targets = [n.id for n in gast.walk(node.targets[0]) if isinstance(n, gast.Name)]
+            targets = [n.id for n in names(node.targets[0])]
             assignments.append((targets, node.value))
     # The pullback's cotangent parameter is always a value: the API passes a
     # seed or the user's cotangent, and callers materialize before calling.

@@ -21,6 +21,7 @@ class _Zeros:
         return self.acc.is_zero(node) or (isinstance(node, gast.Name) and node.id in known)
 
     def block(self, stmts: list[gast.stmt], known: set[str]) -> set[str]:
+        """``known``: the names zero before ``stmts``, a set of the caller's that this updates in place."""
         out = []
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
@@ -38,9 +39,9 @@ class _Zeros:
                         stmt.value = adds[1]
                         self.changed = True
                 if self.acc.is_zero(stmt.value):
-                    known = known | {target}
+                    known.add(target)
                 else:
-                    known = known - {target}
+                    known.discard(target)
             elif isinstance(stmt, gast.If):
                 assigned = stores(stmt)
                 self.block(stmt.body, known - assigned)
@@ -51,7 +52,7 @@ class _Zeros:
                 self.block(stmt.body, known - assigned)
                 known = known - assigned
             else:
-                known = known - stores(stmt)
+                known -= stores(stmt)
             out.append(stmt)
         stmts[:] = out or [gast.Pass()]
         return known

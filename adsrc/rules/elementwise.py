@@ -26,7 +26,7 @@ import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
 from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
-from .templates import broadcasts_to, deftemplate, same_shape
+from .templates import broadcasts_to, defalternative, deftemplate, float64_arrays, float_scalar, same_shape
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -43,6 +43,28 @@ deftemplate(lookup(np.add), 0, "g", same_shape("g", "x"))
 deftemplate(lookup(np.add), 1, "g", same_shape("g", "y"))
 deftemplate(lookup(np.subtract), 0, "g", same_shape("g", "x"))
 deftemplate(lookup(np.subtract), 1, "-g", same_shape("g", "y"))
+
+
+def _float_with_array(name: str, *arrays: str, vector: bool):
+    """``name`` is a float and the cotangent (and ``arrays``) float64 arrays of one shape, of one dimension
+    (``vector``) or more: the float's contribution is summed over every axis, by unbroadcast as by np.sum
+    (which for a vector is np.add.reduce, without np.sum's Python wrapper)."""
+    def check(kinds):
+        return float_scalar(name)(kinds) and float64_arrays("g", *arrays)(kinds) \
+            and (len(kinds["g"].shape) == 1) == vector
+    return check
+
+
+def _sums(rule, position: int, name: str, summed: str, *arrays: str) -> None:
+    defalternative(lookup(rule), position, f"np.add.reduce({summed})", _float_with_array(name, *arrays, vector=True))
+    defalternative(lookup(rule), position, f"np.sum({summed})", _float_with_array(name, *arrays, vector=False))
+
+
+# A float added to an array (y + w).
+_sums(np.add, 0, "x", "g")
+_sums(np.add, 1, "y", "g")
+_sums(np.subtract, 0, "x", "g")
+_sums(np.subtract, 1, "y", "-g")
 
 
 def _weak_dtypes(values):
@@ -82,6 +104,9 @@ deflinear(
 )
 deftemplate(lookup(np.multiply), 0, "g * y", broadcasts_to("x", "g", "y"))
 deftemplate(lookup(np.multiply), 1, "g * x", broadcasts_to("y", "g", "x"))
+# A float factor of an array (y * w).
+_sums(np.multiply, 0, "x", "g * y", "y")
+_sums(np.multiply, 1, "y", "g * x", "x")
 # A zero cotangent (or tangent) gives exactly zero even where y is 0 (registry.times):
 # np.where(y != 0, x / y, 0.0) has a finite gradient at y == 0.
 defvjp(

@@ -37,7 +37,8 @@ from ..values import zero
 from ..values.zero import ZeroTangent
 
 __all__ = ["Kind", "ZERO", "NONE", "kind_of", "constant", "example", "shape_of", "all_real", "Template", "deftemplate",
-           "derivative_template", "template_of", "same_shape", "broadcasts_to", "arrays"]
+           "derivative_template", "template_of", "same_shape", "broadcasts_to", "arrays", "defalternative",
+           "templates_of", "float64_arrays", "float_scalar"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,28 @@ def deftemplate(rule: Any, position: int, text: str, when: Callable[[dict[str, K
     rule.extra.setdefault("templates", {})[position] = Template(text, exact, _MODULES)
 
 
+def defalternative(rule: Any, position: int, text: str, when: Callable[[dict[str, Kind]], bool]) -> None:
+    """A second template for ``rule``'s vjp at ``position``, for the kinds where ``when`` holds and the
+    first one (``deftemplate``) is not exact: ``np.sum(g * x)`` for a product's scalar factor."""
+    def exact(kinds: dict[str, Kind]) -> bool:
+        return all_real(kinds) and when(kinds)
+
+    rule.extra.setdefault("alternatives", {}).setdefault(position, []).append(Template(text, exact, _MODULES))
+
+
+def float64_arrays(*names: str) -> Callable[[dict[str, Kind]], bool]:
+    """The named values are float64 arrays of one shape."""
+    def check(kinds: dict[str, Kind]) -> bool:
+        found = [kinds[n] for n in names]
+        return all(k.type is np.ndarray and k.dtype == np.float64 and k.shape == found[0].shape for k in found)
+    return check
+
+
+def float_scalar(name: str) -> Callable[[dict[str, Kind]], bool]:
+    """The named value is a Python float or a NumPy float64."""
+    return lambda kinds: kinds[name].type in (float, np.float64) and kinds[name].const is None
+
+
 def derivative_template(derivative: Callable, params: list[str]) -> Callable[[], Template | None]:
     """The template of a ``defderivative`` rule, ``g * (d)``, made when first asked for (None when
     ``d``'s source cannot be read back, or it reads anything but its parameters and modules)."""
@@ -234,6 +257,12 @@ def _same_code(node: ast.Lambda, code: types.CodeType) -> bool:
     # Names and constants, not bytecode, which differs between compilers (LOAD_METHOD or LOAD_ATTR).
     return inner is not None and inner.co_names == code.co_names and inner.co_consts == code.co_consts \
         and inner.co_varnames == code.co_varnames
+
+
+def templates_of(rule: Any, position: int) -> list[Template]:
+    """The templates for ``rule``'s vjp at ``position``: the declared one first, then the alternatives."""
+    first = template_of(rule, position)
+    return ([first] if first is not None else []) + rule.extra.get("alternatives", {}).get(position, [])
 
 
 def template_of(rule: Any, position: int) -> Template | None:
