@@ -36,6 +36,7 @@ import numpy as np
 from ..ir.build import call, clone, name
 from ..rules import registry
 from ..rules.templates import NONE, Kind, Template, template_of
+from .indexed import one_hots
 from .kinds import Inference, Kinds, own_rule_function
 
 MAX_COMBINATIONS = 16
@@ -94,6 +95,7 @@ class Specializer:
         if pullback is None:
             return False
         inference = self.infer()
+        self.changed |= one_hots(pullback.body, inference, self.rules, self.vjps, self.module_alias)
         self._rewrite(pullback, lambda node: self._inline(node, inference))
         inference = self.infer()  # contributions inlined are values now, not thunks
         self._rewrite(pullback, lambda node: self._accumulation(node, inference))
@@ -136,7 +138,7 @@ class Specializer:
             return all(inference.expr(a) == {Kind(int)} or isinstance(a, gast.Constant) and type(a.value) is int
                        for a in iterable.args)
         kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
-        return kinds is not None and all(k.type is np.ndarray and k.shape for k in kinds)
+        return kinds is not None and all(k.type is np.ndarray and k.shape or k.item is not None for k in kinds)
 
     # ---- rewriting expressions --------------------------------------------------
     def _rewrite(self, pullback: gast.FunctionDef, transform: Callable[[gast.AST], gast.AST | None]) -> None:

@@ -250,11 +250,17 @@ def _fuse_matmul(side):
 
 _MATMUL_FUSE = {0: _fuse_matmul(0), 1: _fuse_matmul(1)}
 deflinear(np.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
-# Two matrices, where summing back to the argument's shape does nothing.
+def _matrix_vector_kinds(k) -> bool:
+    """A matrix times a vector, ``_matmul_db``'s first case (the step of an RNN: ``Wh.T @ g``)."""
+    return arrays({"a": 2, "b": 1})(k) and k["g"].type is np.ndarray and k["g"].shape == (k["a"].shape[0],) \
+        and k["b"].shape == (k["a"].shape[1],)
+
+
+# Two matrices, where summing back to the argument's shape does nothing; a matrix times a vector (db).
 deftemplate(lookup(np.matmul), 0, "g @ b.T", lambda k: arrays({"a": 2, "b": 2})(k)
             and k["a"].shape == (k["g"].shape[0], k["b"].shape[0]))
 deftemplate(lookup(np.matmul), 1, "a.T @ g", lambda k: arrays({"a": 2, "b": 2})(k)
-            and k["b"].shape == (k["a"].shape[1], k["g"].shape[1]))
+            and k["b"].shape == (k["a"].shape[1], k["g"].shape[1]) or _matrix_vector_kinds(k))
 if hasattr(np.linalg, "matmul"):
     deflinear(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
 deflinear(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)
