@@ -201,3 +201,13 @@ def test_stack_push_adds_as_add_does():
     np.testing.assert_allclose(pushed.total(), added.total(), rtol=1e-13)
     np.testing.assert_allclose(pushed.total(), sum(np.outer(g, b) for g, _, _, b in calls[:10]), rtol=1e-12)
     np.testing.assert_array_equal(small.total(), np.outer(calls[10][0], calls[10][3]))
+
+
+def test_gradient_of_a_tuple_of_arrays_read_by_index():
+    def f(ps, x):
+        return np.sum(np.tanh(ps[0] @ x)) + np.sum(ps[1] @ x * x)
+
+    ps, x = (rng.standard_normal((3, 3)), rng.standard_normal((3, 3))), rng.standard_normal(3)
+    assert "ps: tuple[2 x float64[3, 3]]" in specialized_source(f, (ps, x))
+    compare(f, (ps, x), (0, 1), exact_lazy=False)
+    check(f, ps, x, wrt=(0, 1))
