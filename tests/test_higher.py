@@ -236,7 +236,7 @@ def test_a_jacobian_called_inside_a_differentiated_function():
 # ---- thunks are off at the inner level ---------------------------------------------------------
 def test_second_order_runs_the_eager_adjoint_whatever_the_mode(monkeypatch):
     made = []
-    original, original_add = Thunk.__new__, Stack.add
+    original, original_add, original_push = Thunk.__new__, Stack.add, Stack.push
 
     def counting(cls, *args, **kwargs):
         made.append(args[0])
@@ -246,11 +246,16 @@ def test_second_order_runs_the_eager_adjoint_whatever_the_mode(monkeypatch):
         made.append(args[0])
         return original_add(self, *args, **kwargs)
 
+    def counting_push(self, *args):  # the same, where the kinds prove the cotangents arrays
+        made.append(args[0])
+        return original_push(self, *args)
+
     W, x = RNG.normal(size=(3, 3)), RNG.normal(size=3)
     with adsrc.eager_unthunk(True):
         eager = adsrc.hessian(shared_weight)(W, x)
     monkeypatch.setattr(Thunk, "__new__", counting)
     monkeypatch.setattr(Stack, "add", counting_add)
+    monkeypatch.setattr(Stack, "push", counting_push)
     with adsrc.eager_unthunk(False):
         lazy = adsrc.hessian(shared_weight)(W, x)
         adsrc.grad(shared_weight)(W, x)  # first order still builds thunks in this mode

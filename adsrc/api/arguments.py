@@ -273,9 +273,13 @@ class Fresh:
                 return
             seen.add(id(tree))
             items = tree.values() if isinstance(tree, dict) else children(tree) if is_object(tree) else tree
+            taken = self._taken
             for item in items:
                 kind = type(item)
-                if kind is not float and kind is not int:
+                if kind is np.ndarray:  # a list of arrays: each one's owner, without a call per element
+                    owner = item if item.base is None else _owner(item)
+                    taken[id(owner)] = owner
+                elif kind is not float and kind is not int:
                     self._take_inputs(item, seen)
 
     def _claim(self, array: np.ndarray) -> np.ndarray:

@@ -26,7 +26,9 @@ from ..ir.dataflow import names
 from ..optimize import copy_adjoint, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
 from ..optimize.inline_writes import WriteInliner, immutable
+from ..optimize.kinds import only_read
 from ..optimize.specialize import Specializer, signature_kinds
+from ..optimize.stacks import array_pushes
 from ..rules.templates import Kind
 from .pipeline import Compiled, collection_paused
 
@@ -47,17 +49,47 @@ def signature(values: Sequence[Any]) -> tuple | None:
         elif kind is float or kind is np.float64 or kind is int:
             key.append(kind)
             known = True
+        elif kind is list or kind is tuple:
+            part = _sequence(value, kind)
+            key.append(part)
+            known = known or part is not None
         else:
             key.append(None)
     return tuple(key) if known else None
 
 
+def _sequence(value: list | tuple, kind: type) -> tuple | None:
+    """The key of a list or tuple whose elements are all arrays of one dtype and shape, ``(list, n, dtype,
+    shape)``, or all of one number type, ``(list, n, float)``; None for any other (an empty one too).
+    One look at each element (about 60 ns): the generated code only reads the sequence, and the key
+    is computed again at each call."""
+    if not value:
+        return None
+    first = value[0]
+    element = type(first)
+    if element is np.ndarray:
+        dtype, shape = first.dtype, first.shape
+        for item in value:
+            if type(item) is not np.ndarray or item.shape != shape or (item.dtype is not dtype and item.dtype != dtype):
+                return None
+        return kind, len(value), dtype, shape
+    if element is float or element is np.float64 or element is int:
+        for item in value:
+            if type(item) is not element:
+                return None
+        return kind, len(value), element
+    return None
+
+
 def _kind(part: Any) -> Kind | None:
     if part is None:
         return None
-    if isinstance(part, tuple):
+    if isinstance(part, tuple) and len(part) == 2:
         dtype, shape = part
         return Kind(np.ndarray, dtype, shape) if dtype.kind in "fiub" else None
+    if isinstance(part, tuple):  # a list or tuple of elements of one kind
+        item = _kind(part[2] if len(part) == 3 else part[2:])
+        return None if item is None else Kind(part[0], shape=(part[1],), item=item)
     return Kind(part)
 
 
@@ -85,6 +117,10 @@ def describe(params: list[str], key: tuple) -> str:
     return ", ".join(parts)
 
 
+def _arrays(kinds: frozenset | None) -> bool:
+    return bool(kinds) and all(k.type is np.ndarray for k in kinds)
+
+
 def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     generic = compiled.generic
     function = copy_adjoint(generic.function)
@@ -104,13 +140,18 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
                 chosen = f"{alias}_{count}"
             taken.add(chosen)
             aliases[found] = chosen
+            namespace[chosen] = found  # so that the kinds of what the templates compute with it are known
             module.extra.append(f"import {found.__name__}" if chosen == found.__name__
                                 else f"import {found.__name__} as {chosen}")
         return aliases[found]
 
-    params = signature_kinds(compiled.params, tuple(_kind(part) for part in key))
-    runtime = module.runtime
     vjps = {label: fn for fn, label in generic.vjps.items()}
+    params = signature_kinds(compiled.params, tuple(_kind(part) for part in key))
+    for param, kinds in params.items():  # a list or tuple whose elements' kind might change is not known
+        if kinds and next(iter(kinds)).item is not None \
+                and not only_read(function, param, namespace, vjps, generic.tape):
+            params[param] = None
+    runtime = module.runtime
     # The loops' indexed gradients owned now rather than in optimize.finish, so that the kinds follow them
     # through their in-place updates (added_into of a number is an array, a thunk's accumulation may be a
     # thunk) and the specializer can write those updates as indexing (optimize/inline_writes.py).
@@ -125,7 +166,10 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     run_passes(function, context)
     inference = inference.rebound(function)  # the optimizer keeps each name's values (Inference.rebound)
     WriteInliner(function, inference, runtime, vjps, module_alias).scalar_copies()
+    if runtime.get("Stack"):  # a Stack's cotangents that the kinds prove arrays: pushed without a look at them
+        array_pushes(pullback_of(function), runtime["Stack"], lambda g: _arrays(inference.expr(g)))
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
-    module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, key)}; ", 1)
+    known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))
+    module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, known)}; ", 1)
     source, live = module.assemble(function)
     return dataclasses.replace(compiled, function=live, source=source, generic=None, specialized={})

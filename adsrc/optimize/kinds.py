@@ -179,6 +179,8 @@ class Inference:
             self._block(stmt.orelse)
         elif isinstance(stmt, gast.FunctionDef):  # the pullback: its cotangent is the seed
             returned = self._returned()
+            if returned is not None and returned <= {Kind(int), Kind(float), Kind(np.float64)}:
+                returned = frozenset(Kind(float) if k.type is int else k for k in returned)  # seed(0) is 1.0
             for arg in stmt.args.args:
                 self._bind(arg.id, returned if returned is not None
                            and returned <= {Kind(float), Kind(np.float64)} else None)
@@ -209,6 +211,9 @@ class Inference:
             return None
         out = set()
         for kind in kinds:
+            if kind.item is not None:  # a list or tuple of elements of one kind
+                out.add(kind.item)
+                continue
             if kind.type is not np.ndarray or not kind.shape or not kind.shape[0]:
                 return None
             found = kind_of(example(kind)[0])
@@ -381,3 +386,46 @@ def _evaluate(fn: Callable, kinds: tuple) -> Kind | None:
         return None
     kind = constant(result) if type(result) is tuple else kind_of(result)  # a shape is a constant
     return None if kind is NONE else kind
+
+
+def only_read(adjoint: gast.FunctionDef, sequence: str, namespace: dict[str, Any], vjps: dict[str, Callable],
+              tape: str | None) -> bool:
+    """Whether the adjoint only reads the list or tuple parameter ``sequence``, so that the kind of its
+    elements holds throughout: it iterates over it, indexes it, takes its length, pushes it on the tape,
+    or passes it to a vjp of adsrc's own rules or a NumPy function that has one (none of which changes
+    it). Passed to any other function, or given another name, it might grow by an element of another kind."""
+    parents = {id(child): node for node in gast.walk(adjoint) for child in gast.iter_child_nodes(node)}
+    for node in gast.walk(adjoint):
+        if not (isinstance(node, gast.Name) and node.id == sequence and isinstance(node.ctx, gast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, gast.Tuple):  # an element of a tape push
+            parent = parents.get(id(parent))
+            if not (_tape_push(parent, tape)):
+                return False
+            continue
+        if isinstance(parent, gast.For) and parent.iter is node or \
+                isinstance(parent, gast.Subscript) and parent.value is node:
+            continue
+        if not (isinstance(parent, gast.Call) and node in parent.args and _reader(parent.func, namespace, vjps)
+                or _tape_push(parent, tape)):
+            return False
+    return True
+
+
+def _tape_push(node: gast.AST | None, tape: str | None) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+        and isinstance(node.func.value, gast.Name) and node.func.value.id == tape
+
+
+def _reader(func: gast.expr, namespace: dict[str, Any], vjps: dict[str, Callable]) -> bool:
+    if isinstance(func, gast.Name) and func.id in vjps:
+        return own_rule_function(vjps[func.id])
+    if isinstance(func, gast.Name):
+        callee = namespace.get(func.id, getattr(builtins, func.id, _MISSING))
+    elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+            and isinstance(namespace.get(func.value.id), types.ModuleType):
+        callee = getattr(namespace[func.value.id], func.attr, _MISSING)
+    else:
+        return False
+    return callee is len or callee is not _MISSING and library_primitive(callee)

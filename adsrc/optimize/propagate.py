@@ -39,7 +39,7 @@ def _propagate(block: list[gast.stmt]) -> bool:
             copies.clear()
             readers.clear()
             continue
-        if copies and isinstance(stmt, (gast.Assign, gast.Expr, gast.Return)) and stmt.value is not None:
+        if copies and isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)) and stmt.value is not None:
             stmt.value = substitute.visit(stmt.value)
         for name in stores(stmt):
             for reader in readers.pop(name, ()):  # a copy of a name just reassigned no longer holds

@@ -37,6 +37,7 @@ import numpy as np
 from ..ir.build import call, clone, copy_tree, name
 from ..rules import registry
 from ..rules.templates import NONE, ZERO, Kind, Template, templates_of
+from .indexed import one_hots
 from .inline_writes import inline_writes
 from .kinds import Inference, Kinds, own_rule_function
 
@@ -103,6 +104,7 @@ class Specializer:
         if pullback is None:
             return False
         inference = self._writes()
+        self.changed |= one_hots(pullback.body, inference, self.rules, self.vjps, self.module_alias)
         self._rewrite(pullback, lambda node: self._inline(node, inference))
         inference = self.infer()  # contributions inlined are values now, not thunks
         self._rewrite(pullback, lambda node: self._accumulation(node, inference))
@@ -157,7 +159,7 @@ class Specializer:
             return all(_int(inference.expr(a)) or isinstance(a, gast.Constant) and type(a.value) is int
                        for a in iterable.args)
         kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
-        return kinds is not None and all(k.type is np.ndarray and k.shape for k in kinds)
+        return kinds is not None and all(k.type is np.ndarray and k.shape or k.item is not None for k in kinds)
 
     # ---- rewriting expressions --------------------------------------------------
     def _rewrite(self, pullback: gast.FunctionDef, transform: Callable[[gast.AST], gast.AST | None]) -> None:

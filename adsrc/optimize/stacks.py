@@ -20,6 +20,7 @@ same sum (in another order, so equal to rounding). A loop holding a
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable
 
 import gast
 
@@ -100,3 +101,21 @@ def _stack(loop: gast.stmt, acc, taken: set[str], indexed: set[str]) -> tuple[li
         block[i] = gast.copy_location(acc.stacked(stack, deferred), block[i])
         after.append(acc.stack_total(gradient, stack))
     return before, after
+
+
+def array_pushes(pullback: gast.FunctionDef, stack_type: str, arrays: Callable[[gast.expr], bool]) -> bool:
+    """In a specialized pullback, each ``s.add(g, ...)`` on a Stack ``s`` whose cotangent ``g`` the kinds
+    prove a NumPy array (``arrays(g)``) as ``s.push(g, ...)``, which does not look at its type
+    (adsrc/values/stacks.py); whether any changed."""
+    made = {stmt.targets[0].id for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == stack_type}
+    changed = False
+    for node in gast.walk(pullback):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "add" \
+                and isinstance(node.func.value, gast.Name) and node.func.value.id in made and node.args \
+                and not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args) \
+                and arrays(node.args[0]):
+            node.func.attr = "push"
+            changed = True
+    return changed

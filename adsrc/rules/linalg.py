@@ -20,6 +20,7 @@ matrices, so its tangent is one product per matrix that has a tangent.
 """
 from __future__ import annotations
 
+import operator
 import string
 
 import numpy as np
@@ -207,6 +208,12 @@ def _as_2d_factors(calls, side):
     return lefts, rights
 
 
+# The parts of a call (args, kwargs) and of its args (g, ans, a, b), taken from many calls at once.
+_ARGUMENTS, _KEYWORDS = operator.itemgetter(0), operator.itemgetter(1)
+_G, _A, _B = operator.itemgetter(0), operator.itemgetter(2), operator.itemgetter(3)
+_SHAPE = operator.attrgetter("shape")
+
+
 def _fuse_vector_calls(calls, side):
     """The common loop case, ``W @ x_i`` with vectors: one GEMM, no per-call reshapes.
 
@@ -216,20 +223,25 @@ def _fuse_vector_calls(calls, side):
     look at whole columns (a set of types, one ``np.array`` of the rows),
     since a loop's Stack hands over many calls at once.
     """
-    if any(kwargs or len(args) != 4 for args, kwargs in calls):
+    if any(map(_KEYWORDS, calls)):
         return None
-    gs, _, as_, bs = zip(*(args for args, _ in calls))
-    if {type(g) for g in gs} != {np.ndarray} or {type(a) for a in as_} != {np.ndarray}:
+    rows = list(map(_ARGUMENTS, calls))
+    if set(map(len, rows)) != {4}:
+        return None
+    gs, as_, bs = list(map(_G, rows)), list(map(_A, rows)), list(map(_B, rows))
+    if set(map(type, gs)) != {np.ndarray} or set(map(type, as_)) != {np.ndarray}:
         return None
     try:
         G, X = np.array(gs), np.array(bs)  # rows of one length, or an error (or more axes)
     except ValueError:
         return None
-    if G.ndim != 2 or X.ndim != 2 or X.dtype == object or {a.shape for a in as_} != {(G.shape[1], X.shape[1])}:
+    shared = len(set(map(id, as_))) == 1  # one W for every step, the common loop
+    shapes = {as_[0].shape} if shared else set(map(_SHAPE, as_))
+    if G.ndim != 2 or X.ndim != 2 or X.dtype == object or shapes != {(G.shape[1], X.shape[1])}:
         return None
     if side == 0:
         return G.T @ X
-    if len({id(a) for a in as_}) == 1:
+    if shared:
         return as_[0].T @ np.sum(G, axis=0)
     return None
 
@@ -250,11 +262,17 @@ def _fuse_matmul(side):
 
 _MATMUL_FUSE = {0: _fuse_matmul(0), 1: _fuse_matmul(1)}
 deflinear(np.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
-# Two matrices, where summing back to the argument's shape does nothing.
+def _matrix_vector_kinds(k) -> bool:
+    """A matrix times a vector, ``_matmul_db``'s first case (the step of an RNN: ``Wh.T @ g``)."""
+    return arrays({"a": 2, "b": 1})(k) and k["g"].type is np.ndarray and k["g"].shape == (k["a"].shape[0],) \
+        and k["b"].shape == (k["a"].shape[1],)
+
+
+# Two matrices, where summing back to the argument's shape does nothing; a matrix times a vector (db).
 deftemplate(lookup(np.matmul), 0, "g @ b.T", lambda k: arrays({"a": 2, "b": 2})(k)
             and k["a"].shape == (k["g"].shape[0], k["b"].shape[0]))
 deftemplate(lookup(np.matmul), 1, "a.T @ g", lambda k: arrays({"a": 2, "b": 2})(k)
-            and k["b"].shape == (k["a"].shape[1], k["g"].shape[1]))
+            and k["b"].shape == (k["a"].shape[1], k["g"].shape[1]) or _matrix_vector_kinds(k))
 if hasattr(np.linalg, "matmul"):
     deflinear(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
 deflinear(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)

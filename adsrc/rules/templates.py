@@ -19,7 +19,8 @@ those kinds. The wrapper is a no-op when every value is real and ``g`` is not
 the zero tangent; :func:`all_real` checks that, and every template asks it.
 
 A kind is what the specializer knows of a value: its Python type, and for an
-array its dtype and shape. ``ZERO`` is adsrc's zero tangent, ``NONE`` the
+array its dtype and shape; for a list or tuple whose elements all have one
+kind, its length and that kind (``list[512 x float64[10]]``). ``ZERO`` is adsrc's zero tangent, ``NONE`` the
 ``None`` passed for a value a vjp does not read.
 """
 from __future__ import annotations
@@ -49,10 +50,13 @@ class Kind:
     dtype: Any = None
     shape: tuple | None = None
     const: tuple | None = None  # (value,) for a constant of the code (an axis, an exponent)
+    item: "Kind | None" = None  # for a list or tuple (its shape is its length): the kind of every element
 
     def __repr__(self) -> str:
         if self.const is not None:
             return repr(self.const[0])
+        if self.item is not None:
+            return f"{self.type.__name__}[{self.shape[0]} x {self.item!r}]"
         if self.type is np.ndarray:
             return f"{self.dtype}{list(self.shape)}"
         return self.type.__name__
@@ -102,6 +106,11 @@ def example(kind: Kind) -> Any:
         if math.prod(kind.shape) > MAX_EXAMPLE_SIZE:
             raise ValueError("too large an example")
         return np.full(kind.shape, 1 if kind.dtype.kind == "b" else 0.5, kind.dtype)
+    if kind.item is not None:  # a list or tuple of n elements of one kind: one example, n times
+        item = example(kind.item)
+        if kind.shape[0] * max(1, np.size(item)) > MAX_EXAMPLE_SIZE:
+            raise ValueError("too large an example")
+        return kind.type([item] * kind.shape[0])
     if kind is ZERO:
         return zero
     if kind is NONE:

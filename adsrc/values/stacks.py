@@ -30,6 +30,8 @@ from .zero import Deferred, zero
 
 __all__ = ["Stack"]
 
+_NO_KEYWORDS: dict = {}  # shared by every call pushed; nothing writes into a call's keywords
+
 
 class Stack(Deferred):
     """The pending calls of one vjp, one per loop step, and the sum of those already computed.
@@ -75,6 +77,20 @@ class Stack(Deferred):
             self.pending_bytes += _nbytes(g)
         calls = self.calls
         calls.append((args, kwargs))
+        if len(calls) > self.max_pending or self.pending_bytes > self.max_bytes:
+            self.compact()
+
+    def push(self, *args: Any) -> None:
+        """:meth:`add` for a call whose cotangent ``args[0]`` is known to be a NumPy array (a specialized
+        adjoint's kinds prove it, optimize/stacks.py): no look at its type, no keywords. The same bounds
+        hold (``config.small_size``, ``max_pending``, ``max_pending_bytes``)."""
+        g = args[0]
+        if g.size <= self.small:
+            self._add_now(args, _NO_KEYWORDS)
+            return
+        calls = self.calls
+        calls.append((args, _NO_KEYWORDS))
+        self.pending_bytes += g.nbytes
         if len(calls) > self.max_pending or self.pending_bytes > self.max_bytes:
             self.compact()
 
