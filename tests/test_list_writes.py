@@ -373,3 +373,13 @@ def test_specialized_adjoints_agree_with_the_generic_one(f):
     from test_specialize import compare
 
     compare(f, (np.random.default_rng(5).uniform(0.1, 0.9, 5),), (0,), exact_lazy=False)
+
+
+def test_min_of_two_lists_may_be_the_list_itself():
+    def f(x):
+        xs = [x[0], x[1]]
+        smaller = min(xs, [5.0, 5.0])   # xs itself
+        xs[0] = x[1] * 3.0
+        return smaller[0] * x[0]
+
+    _refused(f, "min(...)", "list xs")

@@ -479,7 +479,7 @@ class ANF(CalleeResolver):
         if inspect.isclass(obj) and (issubclass(obj, tuple) and hasattr(obj, "_fields")
                                      or dataclasses.is_dataclass(obj)) and not spread:
             return self.construct(obj, node, label)
-        if registry.lookup(obj) is not None and spread:
+        if registry.lookup(obj) is not None and any(isinstance(a, gast.Starred) for a in node.args):
             return self.dynamic(node, False)  # f(*args): its rule's arguments are bound when the call runs
         takes_mapping = inspect.isfunction(obj) and not is_library_function(obj) and any(
             p.kind is p.VAR_KEYWORD for p in signature_of(obj).parameters.values())

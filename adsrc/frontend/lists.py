@@ -42,7 +42,8 @@ import numpy as np
 from .aliasing import Aliasing
 
 # Builtins that read a list and return something that does not hold it (a copy, a number, an item).
-_READING_BUILTINS = frozenset({len, sum, list, tuple, sorted, min, max, any, all, str, repr, bool})
+_READING_BUILTINS = frozenset({len, sum, list, tuple, sorted, min, max, any, all, str, repr, bool, print, isinstance,
+                               type})
 # Builtins whose result iterates over the list lazily: accepted where a loop or comprehension consumes it
 # at once (item by item, as the list is then, in adsrc as in Python).
 _ITERATORS = frozenset({enumerate, zip, reversed})
@@ -168,6 +169,8 @@ def call_problem(aliasing: Aliasing, call: gast.Call, loop_iter: bool) -> str:
     """Why passing a written list to this call may let something else reach the list, or ''.
     ``loop_iter``: the call is what a for loop or comprehension iterates over."""
     target = aliasing.static(call.func)
+    if (target is min or target is max) and len(call.args) > 1:
+        return f"is passed to {target.__name__}(...) with other values, which may return the list itself"
     if any(target is f for f in _READING_BUILTINS):
         return ""
     if any(target is f for f in _ITERATORS):
