@@ -98,7 +98,17 @@ def parameter_rebound_by_list(x, args):
     return np.sum(args[0] * args[1])
 
 
-PROGRAMS = [doubles_an_item_of_a_display, rnn_states, floats_in_a_loop, overwrites_after_a_read,
+def repeated_and_concatenated(x):
+    xs = [x * 1.0] * 3                 # three references to one array: a write replaces one of them
+    xs[1] = xs[0] * 2.0
+    ys = [x[0], x[1]] + [x[3]]
+    ys += [x[2] * ys[2]]
+    ys[0] = ys[3] * ys[1]
+    pair = 2 * (x[4], x[0])            # a tuple repeated
+    return np.sum(xs[0] * xs[1] + xs[2]) + ys[0] * ys[2] + ys[3] + pair[1] * pair[2]
+
+
+PROGRAMS = [repeated_and_concatenated, doubles_an_item_of_a_display, rnn_states, floats_in_a_loop, overwrites_after_a_read,
             list_of_arrays_from_a_comprehension, written_in_a_branch, loops_over_the_list_it_writes,
             augmented_item_and_returned_copy]
 

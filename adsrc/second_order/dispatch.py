@@ -348,7 +348,8 @@ def _special(fn: Any) -> Callable | None:
             part: _linear_helper(part, part), drop_last: _linear_helper(drop_last, drop_last),
             unthunk: _linear_helper(unthunk, lambda t: t), as_tangent: _linear_helper(as_tangent, as_tangent),
             list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
-            TangentList: _sequence(TangentList, TangentList),  # a list cotangent copied (rules/writes.py, cleared)
+            # cotangent containers made by rules/writes.py (cleared) and rules/_sequences.py
+            TangentList: _sequence(TangentList, TangentList), TangentTuple: _sequence(TangentTuple, TangentTuple),
             enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
             _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
