@@ -55,6 +55,7 @@ def _add_ty(t, ans, x, y):
 defvjp(np.add, _add_dx, _add_dy)
 defvjp(np.subtract, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g, y))
 defjvp(np.add, _add_tx, _add_ty, piecewise_linear=True)
+note("of lists or tuples (xs + ys concatenates): each operand gets its items' cotangents", lookup(np.add))
 defjvp(np.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, piecewise_linear=True)
 # Specialized code inlines these where the kinds make unbroadcast a no-op (templates.py).
 deftemplate(lookup(np.add), 0, "g", same_shape("g", "x"))
@@ -124,6 +125,8 @@ def _repeated_ty(t, ans, x, y):
 
 
 defjvp(np.multiply, _repeated_tx, _repeated_ty)
+note("of a list or tuple and a count (xs * n repeats it): each item gets the sum over its copies",
+     lookup(np.multiply))
 deftemplate(lookup(np.multiply), 0, "g * y", broadcasts_to("x", "g", "y"))
 deftemplate(lookup(np.multiply), 1, "g * x", broadcasts_to("y", "g", "x"))
 # A zero cotangent (or tangent) gives exactly zero even where y is 0 (registry.times):
