@@ -18,10 +18,10 @@ later passes need to know only that form. Each rewrite does what Python does:
 * ``w = w.copy()`` at the top level of the body, followed by ``w[i] = v``:
   from that statement on, ``w`` is another variable (``w_1``), which holds an
   array made here and may be written; likewise ``args = list(args)`` (any new
-  list: lists.py), the parameter ``args`` a tuple given by ``*args`` too. Python's ``w`` means exactly that; only
-  the name of the first variable (a parameter, an alias) could not be
-  written. Skipped where a local function reads ``w`` (it would see the new
-  array, by late binding).
+  list: lists.py), ``args`` a ``*args`` parameter too. Python's ``w`` means
+  exactly that; only the name of the first variable (a parameter, an alias)
+  could not be written. Skipped where a local function reads ``w`` (it would
+  see the new array, by late binding).
 
 The same unpacking rewrites apply to loop and comprehension targets once
 desugar has turned them into assignments (:func:`flatten_assignments`).

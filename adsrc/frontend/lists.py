@@ -14,8 +14,8 @@ the reverse). The list is accepted when
 * every value the name takes is a list made here: a display ``[a, b]``, a
   comprehension, ``[v] * n`` (``n`` a name, a constant, ``len(...)`` or
   arithmetic of them: ``[v] * an_array`` is an array), ``list(...)``,
-  ``sorted(...)``, or ``+`` of
-  two of them (``xs += [v]`` too, which adsrc runs as ``xs = xs + [v]``);
+  ``sorted(...)``, or ``+`` of two of them (``xs += [v]`` too, which adsrc
+  runs as ``xs = xs + [v]``);
   never a parameter (``args = list(args)`` at the top level of the body
   makes a new variable, assignments.py, which may be written);
 * and each read of the name only reads it: an item or a slice (``xs[i]``,
