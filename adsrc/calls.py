@@ -121,7 +121,7 @@ class CallDerivative:
         plan = self.plan(first, tuple(atoms), keywords)
         values, sources = plan.values(), plan.sources()
         if plan.rule is not None:
-            return self.rule_adjoint(plan, first, values, sources)
+            return self.rule_adjoint(plan, first, tuple(atoms), values, sources)
         if plan.replaces:
             return self.replace_adjoint(plan, first, atoms)
         wrt = tuple(i for i, s in enumerate(sources) if any(self.active(x) for x in flat_sources(s)))
@@ -154,7 +154,8 @@ class CallDerivative:
 
         return value, replace_pullback
 
-    def rule_adjoint(self, plan: "_Plan", first: Any, values: list, sources: list) -> tuple[Any, Any]:
+    def rule_adjoint(self, plan: "_Plan", first: Any, atoms: tuple, values: list,
+                     sources: list) -> tuple[Any, Any]:
         if any(self.active(s) for s in plan.keyword_sources()):
             raise RefusedWhenRun(f"passing a differentiable keyword argument to {plan.label}", self.where,
                                  "pass it positionally")
@@ -168,7 +169,7 @@ class CallDerivative:
         def rule_pullback(g: Any) -> tuple:
             parts = [(sources[i], unthunk(plan.rule.vjps[i](g, ans, *values, **plan.constant_keywords())))
                      for i in active]
-            return self.gather(first, (), parts)
+            return self.gather(first, atoms, parts)  # atoms: the lengths of the *xs spread into the call
 
         return ans, rule_pullback
 

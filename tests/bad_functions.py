@@ -144,12 +144,6 @@ def match_statement(x):
     return np.sum(x) * 2.0
 
 
-def starred_call(x):
-    ran("starred_call")
-    pair = (x, x)
-    return np.sum(np.add(*pair))  # expect: UnsupportedSyntax: passing *args or **kwargs to np.add
-
-
 def starred_in_list(x):
     ran("starred_in_list")
     y = [*x]  # expect: UnsupportedSyntax: star-unpacking

@@ -386,7 +386,7 @@ MODULE_HEADER = "import math\n\nimport numpy as np\n\n\n"
 # the other callers: views of arrays (slices, ``.T``, ``.reshape``) and reads
 # of them after their base changed; writes into arrays the function makes
 # (``y = np.zeros(3); y[i] = e``, ``y[a:b] += e``, repeated indices
-# ``y[[0, 0, 1]] = e``); in-place operators on views and on loop targets
+# ``y[[0, 0, 1]] = e``) and into lists it makes (``l[i] = e``); in-place operators on views and on loop targets
 # (``for row in m: row *= 2.0``, ``r = m[0]; r += 1.0``); dicts and lists
 # built in the function and looped over with zip, enumerate, ``.items()`` and
 # ``.values()``; builtin names (``range``, ``len``, ``min``, ``sum``, ...)
@@ -409,6 +409,7 @@ FEATURES = {
     "write": 3, "repeated_write": 2, "inplace_view": 2, "view_write_read": 3, "loop_local": 2,
     "row_alias": 1, "view_read": 1, "container_loop": 3, "container": 1, "local_function": 2,
     "shadow": 1, "make_array": 1, "unpacking": 2, "context": 2, "dict_methods": 2, "copy_then_write": 1,
+    "list_write": 3,
 }
 
 
@@ -951,6 +952,29 @@ class ExtendedGenerator(Generator):
             self.bind(scope, v, "vlist", d, local=False)
             self.containers[v] = self.containers[d]
         self.tag("dict methods")
+
+    def feature_list_write(self, scope, depth, loop, out, indent) -> None:
+        """``l[i] = e`` (or ``op=``) into a list made here, of floats or of vectors, then maybe a read of it."""
+        r = self.rng
+        lists = [v for v in self.names(scope, "slist", "vlist") if v in self.containers]
+        target = r.choice(lists) if lists and r.random() < 0.6 else self.feature_container(
+            scope, depth, loop, out, indent)
+        if scope.get(target) not in ("slist", "vlist"):
+            return
+        count = self.containers[target]
+        ints = self.names(scope, "int")
+        index = r.choice([str(r.randrange(count)), str(-1 - r.randrange(count))]
+                         + [f"{r.choice(ints)} % {count}"] * bool(ints))
+        op = r.choice(["", "", "+", "*"])
+        value = self.expr("scal" if scope[target] == "slist" else "vec", scope)
+        if op and scope[target] == "vlist":  # op= would change the item, maybe a view of an argument, in place
+            out.append(f"{indent}{target}[{index}] = {target}[{index}] {op} ({value})")
+        else:
+            out.append(f"{indent}{target}[{index}] {op}= {value}")
+        if r.random() < 0.5:
+            read = f"np.sum({target}[{index}])" if scope[target] == "vlist" else f"{target}[{index}]"
+            self.absorb(scope, read, out, indent)
+        self.tag("list write")
 
     def feature_copy_then_write(self, scope, depth, loop, out, indent) -> None:
         """``W = W.copy()`` then a write into W (at the top level, where adsrc gives the copy its own name)."""

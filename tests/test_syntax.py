@@ -548,7 +548,7 @@ def test_random_programs_with_the_new_syntax_in_every_mode():
     test_differential.py (value bit for bit, inputs untouched, lazy = eager, finite differences), and
     the JVP against a directional finite difference."""
     diffgen.register_tick()
-    programs = [p for batch in range(12) for p in diffgen.make_batch(1000 + batch, 60)
+    programs = [p for batch in range(13) for p in diffgen.make_batch(1000 + batch, 60)
                 if p["smooth"] and SYNTAX_TAGS & set(p["tags"])]
     source = diffgen.EXTENDED_HEADER + "\n\n\n".join(p["source"] for p in programs) + "\n"
     accepted, seen, forward = 0, set(), 0

@@ -247,7 +247,8 @@ def _too_deep(where: str) -> UnsupportedSyntax:
 def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func, lifted)
-    lower_assignments(parsed, Aliasing(parsed).makes_fresh_array)
+    aliasing = Aliasing(parsed)
+    lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
     check_syntax(parsed)
     refuse_updates_seen_through_views(parsed)
     node = parsed.node

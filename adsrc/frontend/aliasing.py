@@ -9,6 +9,8 @@ does not share, never the reverse):
 * :meth:`Aliasing.writable_arrays`: arrays ``x[i] = v`` may write (every
   value they hold is an array made here, none of them a view or a second
   name of another);
+* :meth:`Aliasing.makes_fresh_list`: whether an expression makes a new
+  list (lists.py says which lists ``xs[i] = v`` may write);
 * :meth:`Aliasing.shared_names`: locals whose array another name may see
   (``x op= e`` on them is guarded at run time);
 * :meth:`Aliasing.makes_fresh_array`: whether an expression makes a new
@@ -131,9 +133,36 @@ class Aliasing:
         self._writable = fresh - other - params
         return self._writable
 
+    def makes_fresh_list(self, value: gast.AST) -> bool:
+        """Whether an expression makes a new list: a display, a comprehension, ``[...] * n``, ``list(...)``,
+        ``sorted(...)``, or ``+`` of two of them."""
+        if isinstance(value, (gast.List, gast.ListComp)):
+            return True
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # [v] * n (not [v] * an_array)
+            left, right = value.left, value.right
+            return isinstance(left, (gast.List, gast.ListComp)) and self._a_count(right) \
+                or isinstance(right, (gast.List, gast.ListComp)) and self._a_count(left)
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
+            return self.makes_fresh_list(value.left) and self.makes_fresh_list(value.right)
+        if isinstance(value, gast.Call) and not any(isinstance(a, gast.Starred) for a in value.args):
+            target = self.static(value.func)
+            return target is list or target is sorted
+        return False
+
+    def _a_count(self, value: gast.AST) -> bool:
+        """Whether an expression looks like a number of items: a constant, a name, ``len(...)``, ``int(...)``,
+        or arithmetic of them (a NumPy call would make ``[v] * n`` an array)."""
+        if isinstance(value, (gast.Constant, gast.Name, gast.Attribute)):
+            return True
+        if isinstance(value, gast.BinOp):
+            return self._a_count(value.left) and self._a_count(value.right)
+        if isinstance(value, gast.UnaryOp):
+            return self._a_count(value.operand)
+        return isinstance(value, gast.Call) and any(self.static(value.func) is f for f in (len, int, max, min))
+
     def makes_fresh_array(self, value: gast.AST) -> bool:
         if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-            return True
+            return not self.makes_fresh_list(value)
         if isinstance(value, gast.Call):
             func = value.func
             if isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args:

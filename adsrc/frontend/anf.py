@@ -121,6 +121,7 @@ class Prim:
     mapping: tuple = ()
     source: str | None = None  # the callee expression, where it is not a name (np.vectorize(math.erf))
     after: bool = False  # the method is looked up after the last atom (a class) in the MRO: super(C, obj).m()
+    into_list: bool = False  # a write into a list made here (frontend/lists.py), not into an array
 
 
 def call_site(prim: Prim, where: str) -> tuple[str, str]:
@@ -279,7 +280,8 @@ class ANF(CalleeResolver):
 
         Every write is annotated, differentiated array or not: the reverse pass
         tapes what it overwrites and restores it, since the backward sweep may
-        read the array's earlier elements.
+        read the array's earlier elements. A write into a list (the fence's
+        ``WRITTEN_LISTS``) is marked ``into_list``: it replaces an item.
         """
         base = target.value.id
         atom = self.expr(value) if self.activity.active(base) else value
@@ -287,7 +289,8 @@ class ANF(CalleeResolver):
         write = gast.Assign(targets=[gast.Subscript(value=name(base), slice=forward_index, ctx=gast.Store())],
                             value=atom, type_comment=None)
         located([write], self.line)
-        anno.set(write, anno.PRIM, Prim("write", [name(base), index_value, atom]))
+        into_list = base in anno.get(self.parsed.node, anno.WRITTEN_LISTS, set())
+        anno.set(write, anno.PRIM, Prim("write", [name(base), index_value, atom], into_list=into_list))
         self.out.append(write)
 
     def append(self, stmt: gast.Expr) -> None:
@@ -478,8 +481,7 @@ class ANF(CalleeResolver):
                                      or dataclasses.is_dataclass(obj)) and not spread:
             return self.construct(obj, node, label)
         if registry.lookup(obj) is not None and any(isinstance(a, gast.Starred) for a in node.args):
-            raise UnsupportedSyntax(f"passing *args or **kwargs to {label} with differentiable values",
-                                    self.where(node), "pass each argument by itself, positionally")
+            return self.dynamic(node, False)  # f(*args): its rule's arguments are bound when the call runs
         takes_mapping = inspect.isfunction(obj) and not is_library_function(obj) and any(
             p.kind is p.VAR_KEYWORD for p in signature_of(obj).parameters.values())
         if takes_mapping and registry.lookup(obj) is None and not recomputes(obj):

@@ -17,10 +17,11 @@ later passes need to know only that form. Each rewrite does what Python does:
   as in Python;
 * ``w = w.copy()`` at the top level of the body, followed by ``w[i] = v``:
   from that statement on, ``w`` is another variable (``w_1``), which holds an
-  array made here and may be written. Python's ``w`` means exactly that; only
-  the name of the first variable (a parameter, an alias) could not be
-  written. Skipped where a local function reads ``w`` (it would see the new
-  array, by late binding).
+  array made here and may be written; likewise ``args = list(args)`` (any new
+  list: lists.py), ``args`` a ``*args`` parameter too. Python's ``w`` means
+  exactly that; only the name of the first variable (a parameter, an alias)
+  could not be written. Skipped where a local function reads ``w`` (it would
+  see the new array, by late binding).
 
 The same unpacking rewrites apply to loop and comprehension targets once
 desugar has turned them into assignments (:func:`flatten_assignments`).
@@ -166,8 +167,11 @@ def _binds(parsed: Parsed, builtin: str) -> bool:
 
 
 def _split_copied_names(node: gast.FunctionDef, namer: Namer, fresh_array) -> None:
-    """``w = w.copy()`` (or any fresh array) at the top level, then ``w[i] = v``: a new name from there on."""
-    params = {a.id for a in node.args.args}
+    """``w = w.copy()`` (or any fresh array or list) at the top level, then ``w[i] = v``: a new name from there
+    on."""
+    args = node.args
+    params = {a.id for a in args.args + args.posonlyargs + args.kwonlyargs + [args.vararg, args.kwarg]
+              if isinstance(a, gast.Name)}
     closures = {n.id for child in gast.walk(node) if isinstance(child, (gast.FunctionDef, gast.Lambda))
                 and child is not node for n in gast.walk(child) if isinstance(n, gast.Name)}
     body = node.body

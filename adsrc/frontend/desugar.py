@@ -45,6 +45,7 @@ import copy
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..ir import annotations as anno
 from ..rules.spellings import ufunc_at
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.contexts import lower_with
@@ -70,17 +71,24 @@ class Simplify(gast.NodeTransformer):
     Where ``x`` may share its array with another name, the two differ for an
     array (in place, the other name sees the change), so the rewrite is
     preceded by ``rebinding(x, 'file:line')``, which refuses an array at run time.
+    So is ``xs[i] op= e`` on a list the function writes (``lists``): Python
+    changes an array item in place, which another name or item may share.
     """
 
     def __init__(self, shared: dict[str, bool] | None = None, guard: str | None = None,
-                 parsed: Parsed | None = None):
-        self.shared, self.guard, self.parsed = shared or {}, guard, parsed
+                 parsed: Parsed | None = None, lists: set[str] = frozenset()):
+        self.shared, self.guard, self.parsed, self.lists = shared or {}, guard, parsed, lists
 
     def visit_AugAssign(self, node: gast.AugAssign):
         target = node.target
         if isinstance(target, gast.Name) and target.id in self.shared and self.guard:
             check = gast.Expr(value=call(self.guard, name(target.id), const(self.parsed.where(node)),
                                          const(self.shared[target.id])))
+            return located([check], node) + [self._rewrite(node)]
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and target.value.id in self.lists and self.guard:
+            item = gast.Subscript(value=name(target.value.id), slice=copy.deepcopy(target.slice), ctx=gast.Load())
+            check = gast.Expr(value=call(self.guard, item, const(self.parsed.where(node)), const(True)))
             return located([check], node) + [self._rewrite(node)]
         return self._rewrite(node)
 
@@ -422,7 +430,8 @@ class Desugar(LoopLowering):
     def prepare(self, body: list[gast.stmt]) -> list[gast.stmt]:
         """Simplify assignments, drop docstrings and hoist comprehensions in one body."""
         body = lower_with(body, self.namer.fresh)
-        simplify = Simplify(self.shared_names(), self.runtime.get("rebinding"), self.parsed)
+        simplify = Simplify(self.shared_names(), self.runtime.get("rebinding"), self.parsed,
+                            anno.get(self.parsed.node, anno.WRITTEN_LISTS, set()))
         body = [out for s in body for out in _as_list(simplify.visit(s))]
         body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
         return self.hoist_sums(body)

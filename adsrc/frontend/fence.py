@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import functools
 import inspect
 import operator
 import random
@@ -42,8 +43,10 @@ import gast
 import numpy as np
 
 from ..errors import UndefinedName, UnsupportedSyntax
+from ..ir import annotations as anno
 from ..rules.spellings import AT_UFUNCS
 from .aliasing import Aliasing, static_value
+from .lists import written_lists
 from .parse import _MISSING, Parsed
 
 _NAMES = {
@@ -435,25 +438,64 @@ class SyntaxFence(gast.NodeVisitor):
             return
         if isinstance(target, gast.Subscript):
             base = target.value
+            if isinstance(base, gast.Name) and base.id in self.written_lists and target in self._top_targets:
+                self._check_list_write(target, base.id)
+                return
             if isinstance(base, gast.Name) and base.id in self.aliasing.writable_arrays() and target in self._top_targets:
                 self.visit(target.slice)
                 return
-            if isinstance(base, gast.Name) and any(
-                    isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and n.targets[0].id == base.id
-                    and self.aliasing.makes_fresh_array(n.value) for n in gast.walk(self.parsed.node)):
+            root = base
+            while isinstance(root, gast.Subscript):
+                root = root.value
+            if root is not base and isinstance(root, gast.Name) and self._made_here(root.id, self.aliasing.makes_fresh_list):
+                self.fail(target, f"assignment into an item of an item of the list {root.id} (xs[i][j] = ...)",
+                          "the item may be shared (with [v] * n, or another name): replace the item instead "
+                          f"(row = {_dotted(base).replace('[...]', '[i]', 1)}.copy(); row[j] = ...; "
+                          f"{_dotted(base).replace('[...]', '[i]', 1)} = row), or build a new list")
+            if isinstance(base, gast.Name) and self._made_here(base.id, self.aliasing.makes_fresh_array):
                 self.fail(target, f"assignment to a subscript of {base.id}, which may still hold an array the "
                           f"function did not make (the copy is made on some paths only, or another name shares it)",
                           f"make the copy at the top level of the function, before any branch or loop "
                           f"({base.id} = {base.id}.copy()), or copy into a new name and write into that")
-            self.fail(target, "assignment to a subscript (x[i] = ...) of an array not created in this function",
+            self.fail(target, "assignment to a subscript (x[i] = ...) of an array or list not created in this function",
                       "create it here with np.zeros, np.empty, np.array(...), x.copy() and the like, "
-                      "or build a new array with np.where or np.concatenate")
+                      "or build a new array with np.where or np.concatenate; a list with xs = list(xs) at the top "
+                      "of the function, or [v] * n, or a comprehension")
         if isinstance(target, gast.Attribute):
             self.fail(target, "assignment to an attribute")
         if isinstance(target, gast.Starred):  # a loop's or comprehension's; desugar unpacks it (assignments.py)
             self._check_target(target.value)
             return
         self.fail(target, _NAMES.get(type(target).__name__, type(target).__name__))
+
+    def _made_here(self, local: str, fresh) -> bool:
+        """Whether some assignment gives ``local`` a value ``fresh`` says is new (an array, a list)."""
+        return any(isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and n.targets[0].id == local
+                   and fresh(n.value) for n in gast.walk(self.parsed.node))
+
+    @functools.cached_property
+    def written_lists(self) -> dict[str, str]:
+        """The lists written by item, each with why it may not be written ('' if it may: lists.py);
+        the accepted ones are noted on the function for ANF (anno.WRITTEN_LISTS)."""
+        found = written_lists(self.aliasing)
+        anno.set(self.parsed.node, anno.WRITTEN_LISTS, {name for name, reason in found.items() if not reason})
+        return found
+
+    def _check_list_write(self, target: gast.Subscript, base: str) -> None:
+        """``xs[i] = v`` into a list made here: accepted where nothing else can reach the list (lists.py),
+        with an index that selects one item."""
+        reason = self.written_lists[base]
+        if reason:
+            self.fail(target, f"assignment to an item of the list {base} (xs[i] = ...), which {reason}",
+                      f"adsrc writes into a list only where no other name, container, callee or closure can see "
+                      f"it, since Python's write would change what they see too: build {base} here "
+                      f"({base} = list(...), [..] * n, a comprehension), use only {base} itself, and pass copies "
+                      f"(list({base})) or items (*{base}) elsewhere; or build a new list instead of writing")
+        if any(isinstance(n, gast.Slice) for n in gast.walk(target.slice)):
+            self.fail(target, f"assignment to a slice of the list {base} (xs[i:j] = ...), which may change its "
+                      f"length", f"write the items one by one ({base}[k] = ...), or build a new list "
+                      f"({base} = {base}[:i] + [...] + {base}[j:])")
+        self.visit(target.slice)
 
     def visit_Starred(self, node: gast.Starred) -> None:
         if not isinstance(node.ctx, gast.Store):

@@ -1,7 +1,8 @@
 """Writes into arrays: which values may share memory with an array written in place, and what is refused.
 
 Input: a function in ANF whose writes ``y[index] = v`` are annotated as
-``Prim("write")``. The fence has made sure that a written array is made in
+``Prim("write")`` (``into_list`` for a write into a list, whose items and
+slices are never views of it). The fence has made sure that a written array is made in
 the function and never given a second name, so it can be written in place
 (the reverse pass tapes what each write overwrites and restores it).
 Output: the names whose values may share memory with a written array (the
@@ -48,6 +49,8 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
     # base of each view: name -> the written array it may be a view of (transitively)
     view_of: dict[str, set[str]] = {}
     written = {w.targets[0].value.id for w in writes}
+    # A list's items and slices, and arrays made of it, never share the list: only its copies do.
+    lists = {w.targets[0].value.id for w in writes if _prim(w).into_list}
     changed = True
     while changed:
         changed = False
@@ -57,7 +60,7 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
                 continue
             is_view = prim.kind == "copy" or (prim.kind == "rule" and prim.rule.func in VIEWS)
             source = prim.args[0] if prim.args else None
-            if not is_view or not isinstance(source, gast.Name):
+            if not is_view or not isinstance(source, gast.Name) or source.id in lists and prim.kind != "copy":
                 continue
             bases = ({source.id} & written) | view_of.get(source.id, set())
             target = stmt.targets[0].id

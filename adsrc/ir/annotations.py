@@ -14,9 +14,10 @@ SINGLE_USE = "single_use"  # anf -> reverse: temporaries read once, right after 
 PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a pop statement undoes
 HINT = "hint"              # front end -> naming.hint_for: a name for an expression's value (a closure's captures)
 
+WRITTEN_LISTS = "written_lists"  # fence -> anf: the local lists ``xs[i] = v`` writes in place (frontend/lists.py)
 TAPE_COPY = "tape_copy"    # reverse -> optimize.tape: ``h_prev = h``, a name for a value a later tape push saves
 
-_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, HINT, TAPE_COPY})
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, HINT, TAPE_COPY, WRITTEN_LISTS})
 _MISSING = object()
 
 

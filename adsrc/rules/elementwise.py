@@ -26,6 +26,7 @@ import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
 from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
+from ._sequences import SEQUENCES, concatenated_part, concatenated_tangent, repeated_part, repeated_tangent
 from .templates import broadcasts_to, defalternative, deftemplate, float64_arrays, float_scalar, same_shape
 
 _LN2 = math.log(2.0)
@@ -34,9 +35,27 @@ _DEG = 180.0 / math.pi
 _RAD = math.pi / 180.0
 
 # Arithmetic.
-defvjp(np.add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
+# ``+`` of lists or tuples concatenates (rules/_sequences.py): known from its result.
+def _add_dx(g, ans, x, y):
+    return concatenated_part(g, x, 0) if isinstance(ans, SEQUENCES) else unbroadcast(g, x)
+
+
+def _add_dy(g, ans, x, y):
+    return concatenated_part(g, y, len(ans) - len(y)) if isinstance(ans, SEQUENCES) else unbroadcast(g, y)
+
+
+def _add_tx(t, ans, x, y):
+    return concatenated_tangent(t, x, 0, len(y)) if isinstance(ans, SEQUENCES) else t
+
+
+def _add_ty(t, ans, x, y):
+    return concatenated_tangent(t, y, len(x), 0) if isinstance(ans, SEQUENCES) else t
+
+
+defvjp(np.add, _add_dx, _add_dy)
 defvjp(np.subtract, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(-g, y))
-defjvp(np.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t, piecewise_linear=True)
+defjvp(np.add, _add_tx, _add_ty, piecewise_linear=True)
+note("of lists or tuples (xs + ys concatenates): each operand gets its items' cotangents", lookup(np.add))
 defjvp(np.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, piecewise_linear=True)
 # Specialized code inlines these where the kinds make unbroadcast a no-op (templates.py).
 deftemplate(lookup(np.add), 0, "g", same_shape("g", "x"))
@@ -78,6 +97,8 @@ def _fuse_scaled(side: int):
     def fuse(calls):
         if any(kwargs for _, kwargs in calls):
             return None
+        if any(isinstance(args[1], SEQUENCES) for args, _ in calls):
+            return None  # a repeated list (rules/_sequences.py)
         gs = [args[0] for args, _ in calls]
         mine = [args[2 + side] for args, _ in calls]
         other = [args[3 - side] for args, _ in calls]
@@ -96,12 +117,38 @@ def _fuse_scaled(side: int):
     return fuse
 
 
-deflinear(
-    np.multiply,
-    lambda g, ans, x, y: unbroadcast(g * y, x),
-    lambda g, ans, x, y: unbroadcast(g * x, y),
-    fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)},
-)
+# ``*`` of a list or tuple and a count repeats it (rules/_sequences.py): known from its result.
+def _multiply_dx(g, ans, x, y):
+    if isinstance(ans, SEQUENCES):
+        return repeated_part(g, x) if isinstance(x, SEQUENCES) else zero
+    return unbroadcast(g * y, x)
+
+
+def _multiply_dy(g, ans, x, y):
+    if isinstance(ans, SEQUENCES):
+        return repeated_part(g, y) if isinstance(y, SEQUENCES) else zero
+    return unbroadcast(g * x, y)
+
+
+deflinear(np.multiply, _multiply_dx, _multiply_dy, fuse={0: _fuse_scaled(0), 1: _fuse_scaled(1)})
+_multiply_tx, _multiply_ty = lookup(np.multiply).jvps
+
+
+def _repeated_tx(t, ans, x, y):
+    if isinstance(ans, SEQUENCES):
+        return repeated_tangent(t, x, y) if isinstance(x, SEQUENCES) else zero
+    return _multiply_tx.__wrapped__(t, ans, x, y)
+
+
+def _repeated_ty(t, ans, x, y):
+    if isinstance(ans, SEQUENCES):
+        return repeated_tangent(t, y, x) if isinstance(y, SEQUENCES) else zero
+    return _multiply_ty.__wrapped__(t, ans, x, y)
+
+
+defjvp(np.multiply, _repeated_tx, _repeated_ty)
+note("of a list or tuple and a count (xs * n repeats it): each item gets the sum over its copies",
+     lookup(np.multiply))
 deftemplate(lookup(np.multiply), 0, "g * y", broadcasts_to("x", "g", "y"))
 deftemplate(lookup(np.multiply), 1, "g * x", broadcasts_to("y", "g", "x"))
 # A float factor of an array (y * w).

@@ -11,6 +11,11 @@ generated code:
 Both helpers are linear in the cotangent ``dy`` and return new arrays: they
 never write into a cotangent that something else may share.
 
+A write into a list the function made (``xs[i] = v``, frontend/lists.py) runs
+the same block: the forward sweep keeps the item it replaces (no copy: a
+list's items are replaced, never changed), ``written_part`` is the item's
+cotangent ``dxs[i]``, ``cleared`` a new list cotangent with ``zero`` there.
+
 In a loop, copying ``dy`` at every write costs O(size of y) per step. Where the
 optimizer proves that a loop's backward sweep uses a cotangent only in these
 forms (optimize/owned.py), it copies it once before the loop (``owned``) and
@@ -55,6 +60,9 @@ def written_part(dy: Any, y: np.ndarray, index: Any, value: Any) -> Any:
         dy = unthunk(dy)
         if is_zero(dy):
             return zero
+    if type(y) is list:  # xs[i] = v: the item's cotangent
+        part = dy[index]
+        return part.real if _complex(part) and not _complex(value) else part
     if y.dtype.kind not in "fc":  # a write into integers or booleans casts the value: no gradient
         return zero
     if type(index) is int and type(dy) is np.ndarray and dy.ndim == 1 and type(value) in _REAL_SCALARS:
@@ -78,6 +86,10 @@ def cleared(dy: Any, index: Any) -> Any:
     dy = unthunk(dy)
     if is_zero(dy):
         return zero
+    if isinstance(dy, (list, tuple)):  # a list's cotangent (xs[i] = v): the item's cotangent replaced by zero
+        out = TangentList(dy)
+        out[index] = zero
+        return out
     out = np.array(dy)
     out[index] = 0
     return out
@@ -106,6 +118,9 @@ def cleared_in_place(dy: Any, index: Any) -> Any:
     (Out of place for an immutable array.)"""
     if type(dy) is np.ndarray or not is_zero(dy) and is_mutable(dy):
         dy[index] = 0
+        return dy
+    if type(dy) is TangentList:
+        dy[index] = zero
         return dy
     return cleared(dy, index)
 
@@ -160,7 +175,13 @@ def _complex(value: Any) -> bool:
 
 
 def written_tangent(dy: Any, y: np.ndarray, index: Any, dvalue: Any) -> Any:
-    """Forward mode: the tangent of ``y`` after ``y[index] = value``, as a new array."""
+    """Forward mode: the tangent of ``y`` after ``y[index] = value``, as a new array (a new list for a
+    list ``y``)."""
+    if type(y) is list:
+        dy = unthunk(dy)
+        out = TangentList([zero] * len(y) if is_zero(dy) else dy)
+        out[index] = unthunk(dvalue)
+        return out
     if not np.issubdtype(y.dtype, np.inexact):
         return zero
     dy = unthunk(dy)

@@ -147,7 +147,7 @@ def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: d
                                   f"{fn.where}; pass it positionally")
     values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
     dvalues = fn.parameter_tangents(plan, first, given)
-    value, _ = fn.rule_adjoint(plan, first, values, sources)  # its refusals: a keyword or argument without a vjp
+    value, _ = fn.rule_adjoint(plan, first, atoms, values, sources)  # its refusals: a keyword or argument without a vjp
     dvalue = _rule_tangent(plan.rule, dvalues, value, values, kwargs)
     active = [i for i, s in enumerate(sources) if fn.active(s)]
 
@@ -348,6 +348,8 @@ def _special(fn: Any) -> Callable | None:
             part: _linear_helper(part, part), drop_last: _linear_helper(drop_last, drop_last),
             unthunk: _linear_helper(unthunk, lambda t: t), as_tangent: _linear_helper(as_tangent, as_tangent),
             list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
+            # cotangent containers made by rules/writes.py (cleared) and rules/_sequences.py
+            TangentList: _sequence(TangentList, TangentList), TangentTuple: _sequence(TangentTuple, TangentTuple),
             enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
             _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),

@@ -76,6 +76,8 @@ def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
             return kind(items(da, a) + items(db, b))
         if op == "Mult" and isinstance(a, (list, tuple)):
             return kind(items(da, a) * b)
+        if op == "Mult" and isinstance(b, (list, tuple)):  # n * xs
+            return kind(items(db, b) * a)
         raise NotImplementedError(f"forward mode through {op} of containers")
     func = _BINARY_BY_NAME.get(op)
     rule = registry.lookup(func) if func is not None else None

@@ -306,7 +306,8 @@ class Reverse:
 
     def write(self, stmt: gast.Assign, prim: Prim) -> tuple[list, list, list[str]]:
         """``y[index] = v``, in place: the forward sweep keeps what the write overwrites; the backward
-        block gives ``v`` its part of ``dy``, clears that part, and restores ``y``."""
+        block gives ``v`` its part of ``dy``, clears that part, and restores ``y``. Into a list
+        (``xs[i] = v``), the same with the item that was there: ``dv`` gets ``dxs[i]``."""
         base, index, value = prim.args
         array = base.id
         self.origin = f"{os.path.basename(self.parsed.filename)}:{stmt.lineno}"
@@ -316,9 +317,11 @@ class Reverse:
         if self.loop_depth:
             self.act.in_loop.add(old)
         where = stmt.targets[0].slice
-        keep = gast.copy_location(assign(old, gast.Call(func=gast.Attribute(
-            value=gast.Subscript(value=name(array), slice=clone(where), ctx=gast.Load()), attr="copy",
-            ctx=gast.Load()), args=[], keywords=[])), stmt)
+        overwritten = gast.Subscript(value=name(array), slice=clone(where), ctx=gast.Load())
+        if not prim.into_list:  # an array's elements are written into; a list's item is replaced, never changed
+            overwritten = gast.Call(func=gast.Attribute(value=overwritten, attr="copy", ctx=gast.Load()),
+                                    args=[], keywords=[])
+        keep = gast.copy_location(assign(old, overwritten), stmt)
         body: list[gast.stmt] = []
         needed = [old, array] + [n.id for n in gast.walk(index) if isinstance(n, gast.Name)]
         if self.act.active(array):
