@@ -65,20 +65,17 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
                                               "returns gradients")
         return _value_and_grad_of_derivative(func, wrt)
     reverse = Reverse(func, *positions(func, wrt))
-    gradients = _gradients(func, reverse, eager, has_aux)
-
-    def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        return gradients(args, kwargs)
-
+    run = _gradients(func, reverse, eager, has_aux, with_value=True)
     return Derivative(func, reverse.wrt, reverse.many, True, eager, run, has_aux=has_aux)
 
 
-def _gradients(func: Callable, reverse: Reverse, eager: bool | None,
-               has_aux: bool) -> Callable[[tuple, dict], tuple[Any, Any]]:
-    """What a call of ``value_and_grad(func)`` runs: ``gradients(args, kwargs) -> (value, gradient)``."""
+def _gradients(func: Callable, reverse: Reverse, eager: bool | None, has_aux: bool,
+               with_value: bool) -> Callable[..., Any]:
+    """What a call of ``value_and_grad(func)`` runs, ``(value, gradient)``, or of ``grad(func)``: the
+    gradient, or ``(gradient, aux)`` with ``has_aux``."""
     fixed = None if eager is None else bool(eager)  # None: the context's setting, read at each call
 
-    def gradients(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    def gradients(*args: Any, **kwargs: Any) -> Any:
         values, adjoint = reverse.prepare(func, args, kwargs, fixed, not has_aux)
         try:
             value, pullback = adjoint.function(*values)
@@ -90,9 +87,12 @@ def _gradients(func: Callable, reverse: Reverse, eager: bool | None,
             explain(error, func)
             raise
         kind = type(value)
-        if kind is float or kind is np.float64:  # a number shares no memory
-            return value, reverse.finish(grads, values)
-        return value, reverse.finish(grads, values, value)
+        # a number shares no memory
+        gradient = reverse.finish(grads, values) if kind is float or kind is np.float64 \
+            else reverse.finish(grads, values, value)
+        if with_value:
+            return value, gradient
+        return (gradient, value[1]) if has_aux else gradient
 
     return gradients
 
@@ -125,14 +125,7 @@ def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, 
             return both(*args, **kwargs)[1]
         return Derivative(both.of, both.wrt, both.many, False, eager, run)
     reverse = Reverse(func, *positions(func, wrt))
-    gradients = _gradients(func, reverse, eager, has_aux)
-    if has_aux:
-        def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-            (_, aux), gradient = gradients(args, kwargs)
-            return gradient, aux
-    else:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            return gradients(args, kwargs)[1]
+    run = _gradients(func, reverse, eager, has_aux, with_value=False)
     return Derivative(func, reverse.wrt, reverse.many, False, eager, run, has_aux=has_aux)
 
 
