@@ -246,11 +246,16 @@ def _foreign_dtype(name: str, value: Any) -> np.dtype:
                               f"arrays of real floating dtypes") from None
 
 
+_ONE = np.float64(1.0)  # a NumPy scalar cannot be changed in place: one serves every call
+
+
 def scalar_seed(value: Any, func: Callable) -> Any:
     """The unit cotangent of ``func``'s result, which must be a real scalar."""
     kind = type(value)
-    if kind is np.float64 or kind is float:  # the common result: nothing to check, no message to name
-        return kind(1.0)
+    if kind is np.float64:  # the common results: nothing to check, no message to name
+        return _ONE
+    if kind is float:
+        return 1.0
     check_real_scalar(value, label(func), where(func))
     return seed(value)
 
