@@ -86,10 +86,12 @@ _signatures: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDicti
 
 def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
     """The signature, the parameter names, and whether plain positional calls need no binding."""
-    defaults = (getattr(func, "__defaults__", None), getattr(func, "__kwdefaults__", None))
+    keywords = getattr(func, "__kwdefaults__", None)  # a dict, which may be changed in place: its values too
+    defaults = (getattr(func, "__defaults__", None), keywords, None if keywords is None else tuple(keywords.values()))
     try:
         entry = _signatures[func]
-        if entry[3][0] is defaults[0] and entry[3][1] is defaults[1]:  # f.__defaults__ = ... makes a new one
+        if entry[3][0] is defaults[0] and entry[3][1] is keywords \
+                and (keywords is None or _same_objects(entry[3][2], defaults[2])):  # f.__defaults__ = ... is new
             return entry[:3]
     except (KeyError, TypeError):
         pass
@@ -102,6 +104,10 @@ def _signature(func: Callable) -> tuple[inspect.Signature, list[str], bool]:
     except TypeError:
         pass
     return entry[:3]
+
+
+def _same_objects(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def parameter_names(func: Callable) -> list[str]:
@@ -128,6 +134,26 @@ def bind(func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
         raise InvalidArgument(f"{label(func)}: {error}") from None
     bound.apply_defaults()
     return list(bound.arguments.values())
+
+
+class Binding:
+    """``bind(func, args, kwargs)`` for the callable it was made for, given at each call, with the common
+    call found in a few tests: a plain function given every parameter in order, none by keyword, while
+    its code is the one it had. It holds no reference to the function."""
+
+    __slots__ = ("_code", "_count")
+
+    def __init__(self, func: Callable):
+        self._code, self._count = None, -1  # -1: no call takes the short way
+        if inspect.isfunction(func):
+            _, names, simple = _signature(func)
+            if simple:
+                self._code, self._count = func.__code__, len(names)
+
+    def __call__(self, func: Callable, args: tuple, kwargs: dict) -> list[Any] | tuple:
+        if len(args) == self._count and not kwargs and func.__code__ is self._code:
+            return args
+        return bind(func, args, kwargs)
 
 
 def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, ...]) -> None:
@@ -220,11 +246,16 @@ def _foreign_dtype(name: str, value: Any) -> np.dtype:
                               f"arrays of real floating dtypes") from None
 
 
+_ONE = np.float64(1.0)  # a NumPy scalar cannot be changed in place: one serves every call
+
+
 def scalar_seed(value: Any, func: Callable) -> Any:
     """The unit cotangent of ``func``'s result, which must be a real scalar."""
     kind = type(value)
-    if kind is np.float64 or kind is float:  # the common result: nothing to check, no message to name
-        return kind(1.0)
+    if kind is np.float64:  # the common results: nothing to check, no message to name
+        return _ONE
+    if kind is float:
+        return 1.0
     check_real_scalar(value, label(func), where(func))
     return seed(value)
 
@@ -253,13 +284,24 @@ class Fresh:
 
     def __init__(self, *trees: Any):
         # memory owners already spoken for, by id; the objects are kept so that the ids stay theirs
-        self._taken: dict[int, Any] = {}
-        self._take_inputs(trees[0] if len(trees) == 1 else trees, set())  # one tuple of arrays: the fast path
+        taken: dict[int, Any] = {}
+        self._taken = taken
+        seen: set[int] = set()
+        for tree in trees:
+            kind = type(tree)
+            if kind is not tuple and kind is not list:
+                if kind is not float and kind is not np.float64:  # a number shares no memory
+                    self._take_inputs(tree, seen)
+                continue
+            seen.add(id(tree))
+            for item in tree:  # the arguments: mostly floats, and arrays that own their data
+                kind = type(item)
+                if kind is np.ndarray and item.base is None:
+                    taken[id(item)] = item
+                elif kind is not float and kind is not int:
+                    self._take_inputs(item, seen)
 
     def _take_inputs(self, tree: Any, seen: set[int]) -> None:
-        if type(tree) is tuple and all(type(item) is np.ndarray and item.base is None for item in tree):
-            self._taken.update((id(item), item) for item in tree)  # the common call: arrays that own their data
-            return
         if isinstance(tree, np.ndarray):
             owner = _owner(tree)
             self._taken[id(owner)] = owner
@@ -283,7 +325,8 @@ class Fresh:
                     self._take_inputs(item, seen)
 
     def _claim(self, array: np.ndarray) -> np.ndarray:
-        if not (array.flags.owndata and array.flags.writeable) or id(array) in self._taken:
+        flags = array.flags
+        if not (flags.owndata and flags.writeable) or id(array) in self._taken:
             array = np.array(array)
         self._taken[id(array)] = array
         return array
@@ -298,6 +341,8 @@ class Fresh:
         if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
                 and gradient.shape == like.shape:
             return self._claim(gradient)
+        if type(like) is float and (type(gradient) is float or type(gradient) is np.float64):
+            return float(gradient)  # the common scalar: as the last line below makes it
         if is_foreign(gradient) or is_foreign(like):
             return self._finish_foreign(gradient, like)
         if is_namedtuple(like) or is_object(like):

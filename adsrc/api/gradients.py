@@ -14,22 +14,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backend.pipeline import EAGER, Mode, REVERSE, compile
+from ..backend.pipeline import Mode, compile
 from ..backend.specialized import signature, specialized
-from ..config import config, resolve_eager
+from ..config import resolve_eager
 from ..rules.closures import lift
 from ..rules.registry import defjvp, defvjp
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import TangentList, TangentTuple, to_tangent, zero
-from .arguments import (Fresh, Wrt, bind, check_differentiable, choose_wrt, explain, positions,
+from .reverse import Reverse, reverse_of
+from .arguments import (Wrt, bind, choose_wrt, explain, positions,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
 from .forward import jvp, split_aux
 from .trees import flatten, stack_columns, unit_vectors, zeros_like_leaf
-
-
-def _mode(eager: bool | None) -> Mode:
-    return EAGER if resolve_eager(eager) else REVERSE
 
 
 def _aux_cotangent(value: Any, cotangent: Any) -> Any:
@@ -67,14 +64,19 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
             raise func.refuse("has_aux=True", "it needs a function that returns (output, aux), and a derivative "
                                               "returns gradients")
         return _value_and_grad_of_derivative(func, wrt)
-    wrt_positions, many = positions(func, wrt)
+    reverse = Reverse(func, *positions(func, wrt))
+    run = _gradients(func, reverse, eager, has_aux, with_value=True)
+    return Derivative(func, reverse.wrt, reverse.many, True, eager, run, has_aux=has_aux)
 
-    def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        values = bind(func, args, kwargs)
-        check_differentiable(func, values, wrt_positions)
-        adjoint = compile(func, wrt_positions, _mode(eager))
-        if not has_aux and config.specialize:  # the adjoint specialized for the arguments' kinds, if any
-            adjoint = specialized(adjoint, signature(values)) or adjoint
+
+def _gradients(func: Callable, reverse: Reverse, eager: bool | None, has_aux: bool,
+               with_value: bool) -> Callable[..., Any]:
+    """What a call of ``value_and_grad(func)`` runs, ``(value, gradient)``, or of ``grad(func)``: the
+    gradient, or ``(gradient, aux)`` with ``has_aux``."""
+    fixed = None if eager is None else bool(eager)  # None: the context's setting, read at each call
+
+    def gradients(*args: Any, **kwargs: Any) -> Any:
+        values, adjoint = reverse.prepare(func, args, kwargs, fixed, not has_aux)
         try:
             value, pullback = adjoint.function(*values)
             if has_aux:
@@ -85,11 +87,14 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
             explain(error, func)
             raise
         kind = type(value)
-        fresh = Fresh(values) if kind is float or kind is np.float64 else Fresh(values, value)  # a number shares no memory
-        finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
-        return value, (finished if many else finished[0])
+        # a number shares no memory
+        gradient = reverse.finish(grads, values) if kind is float or kind is np.float64 \
+            else reverse.finish(grads, values, value)
+        if with_value:
+            return value, gradient
+        return (gradient, value[1]) if has_aux else gradient
 
-    return Derivative(func, wrt_positions, many, True, eager, run, has_aux=has_aux)
+    return gradients
 
 
 def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, eager: bool | None = None,
@@ -112,15 +117,16 @@ def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, 
     >>> float(adsrc.grad(adsrc.grad(cube))(2.0))
     12.0
     """
-    both = value_and_grad(func, wrt, argnums=argnums, eager=eager, has_aux=has_aux)
-    if has_aux:
-        def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-            (_, aux), gradient = both(*args, **kwargs)
-            return gradient, aux
-    else:
+    wrt = choose_wrt(wrt, argnums)
+    if isinstance(func, Derivative):
+        both = value_and_grad(func, wrt, eager=eager, has_aux=has_aux)
+
         def run(*args: Any, **kwargs: Any) -> Any:
             return both(*args, **kwargs)[1]
-    return Derivative(both.of, both.wrt, both.many, False, eager, run, has_aux=has_aux)
+        return Derivative(both.of, both.wrt, both.many, False, eager, run)
+    reverse = Reverse(func, *positions(func, wrt))
+    run = _gradients(func, reverse, eager, has_aux, with_value=False)
+    return Derivative(func, reverse.wrt, reverse.many, False, eager, run, has_aux=has_aux)
 
 
 def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None = None,
@@ -148,10 +154,8 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
             raise func.refuse("has_aux=True in vjp", "it needs a function that returns (output, aux), and a "
                                                      "derivative returns gradients")
         return _derivative_vjp(func, args, wrt)
-    wrt_positions, many = positions(func, wrt)
-    values = bind(func, args, {})
-    check_differentiable(func, values, wrt_positions)
-    adjoint = compile(func, wrt_positions, _mode(eager))
+    reverse = reverse_of(func, wrt)
+    values, adjoint = reverse.prepare(func, args, {}, None if eager is None else bool(eager), False)
     try:
         returned, first = adjoint.function(*values)
     except RecursionError as error:
@@ -167,7 +171,7 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
             backward = adjoint.function(*values)[1]
         if isinstance(value, (list, tuple, dict)):
             cotangent = to_tangent(cotangent)
-        elif np.shape(cotangent) != np.shape(value):
+        elif _shape(cotangent) != _shape(value):
             raise InvalidArgument(f"the cotangent has shape {np.shape(cotangent)}, but "
                                   f"{func.__name__} returned shape {np.shape(value)}")
         try:
@@ -175,11 +179,15 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
         except Exception as error:
             explain(error, func)
             raise
-        fresh = Fresh(values, cotangent, returned)
-        finished = tuple(fresh.finish(g, values[i]) for g, i in zip(grads, wrt_positions))
-        return finished if many else finished[0]
+        return reverse.finish(grads, values, cotangent, returned)
 
     return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+def _shape(value: Any) -> tuple:
+    """``np.shape(value)``, without its call for a float or an array."""
+    kind = type(value)
+    return value.shape if kind is np.ndarray else () if kind is float else np.shape(value)
 
 
 def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, eager: bool = False,

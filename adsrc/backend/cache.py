@@ -26,6 +26,7 @@ class CompileCache:
     def __init__(self) -> None:
         self._entries: "weakref.WeakKeyDictionary[Any, dict[tuple, list]]" = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
+        self.generation = 0  # counts forget and clear calls: what remembers an entry outside the cache checks it
 
     def get(self, func: Callable, options: tuple, build: Callable[[], Any]) -> Any:
         code = getattr(func, "__code__", None)
@@ -58,8 +59,10 @@ class CompileCache:
     def forget(self, func: Callable) -> None:
         with self._lock:
             self._entries.pop(getattr(func, "__code__", None), None)
+            self.generation += 1
 
     def clear(self) -> None:
         """Forget everything: after a rule is registered or replaced, every adjoint is compiled anew."""
         with self._lock:
             self._entries.clear()
+            self.generation += 1
