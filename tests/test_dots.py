@@ -136,3 +136,18 @@ def test_short_runs_and_other_kinds_are_left_alone():
     assert not changed and "vdot" not in rewritten
     changed, rewritten = _run_pass(_body(20).replace(" * t)", " * u)"))  # u: no known kind
     assert not changed
+
+
+@pytest.mark.parametrize("jump", ["break", "continue", "return (s, s)"])
+def test_runs_end_before_a_jump(jump):
+    """A jump that does not mention the gradient still ends its run: the block's end might not be reached."""
+    lines = ["def pullback(a, t, s):", "    dw = 0.5", "    for k in range(3):"]
+    for i in range(12):
+        lines += [f"        a{i} = a * {i + k}.0" for k in (1,)] + [f"        dw = dw + np.add.reduce(a{i} * t)"]
+    lines += [f"        {jump}", "    return dw, s"]
+    text = "\n".join(lines) + "\n"
+    changed, rewritten = _run_pass(text)
+    assert changed
+    body = [line.strip() for line in rewritten.splitlines()]
+    assert "np.vdot(" in body[body.index(jump) - 1]
+    np.testing.assert_allclose(_value(rewritten)[0], _value(text)[0], rtol=1e-13)

@@ -31,7 +31,8 @@ the copies (bounds read when the adjoint is specialized). A run ends before any
 statement that mentions ``dw`` (other than another addition ``dw = dw + e``
 to a run that adds to ``dw``'s earlier value: that stays where it is), writes anything in place (an augmented
 assignment, a store into an item or attribute, an ``out=``, an owned buffer's
-in-place helper: it might write into an operand held), or holds a block.
+in-place helper: it might write into an operand held), holds a block, or
+jumps (``return``, ``break``, ``continue``, ``raise``).
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ __all__ = ["run", "MIN_RUN"]
 
 MIN_RUN = 8  # fewer statements than this are left as they are: the concatenations would cost more
 _IN_PLACE_HELPERS = ("added_into", "cleared_in_place", "drop_last_in_place")
+_JUMPS = (gast.Return, gast.Break, gast.Continue, gast.Raise)  # the block's end might not be reached
 
 
 def run(pullback: gast.FunctionDef, namespace: dict[str, Any], array_kind: Callable[[gast.expr], Any],
@@ -188,7 +190,8 @@ def _block(block: list[gast.stmt], numpy_names: set[str], array_kind, taken: set
             added = _added_to(stmt)
             if added is not None and added in open_runs and open_runs[added].adds:
                 mentioned.discard(added)  # another addition to d: d's run goes on, its total added later
-            if _writes_in_place(stmt) or any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse")):
+            if _writes_in_place(stmt) or isinstance(stmt, _JUMPS) \
+                    or any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "handlers")):
                 mentioned = set(open_runs)
         for d in [d for d in open_runs if d in mentioned and (site is None or d != site[0])]:
             close(open_runs.pop(d), index)
