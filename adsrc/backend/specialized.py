@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ir.dataflow import names
-from ..optimize import copy_adjoint, optimize as run_passes, owned, pullback_of
+from ..optimize import copy_adjoint, dots, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
 from ..optimize.inline_writes import WriteInliner, immutable
 from ..optimize.kinds import only_read
@@ -121,6 +121,10 @@ def _arrays(kinds: frozenset | None) -> bool:
     return bool(kinds) and all(k.type is np.ndarray for k in kinds)
 
 
+def _one_kind(kinds: frozenset | None) -> Kind | None:
+    return next(iter(kinds)) if kinds and len(kinds) == 1 else None
+
+
 def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     generic = compiled.generic
     function = copy_adjoint(generic.function)
@@ -169,6 +173,8 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     if runtime.get("Stack"):  # a Stack's cotangents that the kinds prove arrays: pushed without a look at them
         array_pushes(pullback_of(function), runtime["Stack"], lambda g: _arrays(inference.expr(g)))
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
+    if not generic.context.accumulation.eager:  # a float's dot products with many vectors, computed as one
+        dots.run(pullback_of(function), namespace, lambda node: _one_kind(inference.expr(node)), taken)
     known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))
     module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, known)}; ", 1)
     source, live = module.assemble(function)
