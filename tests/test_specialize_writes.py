@@ -116,8 +116,52 @@ def two_inputs_read(x, a):
     return np.sum(s ** 2) + np.sum(d)
 
 
+def slice_read_in_loop(x, a):  # the backward loop adds into ds[:t]: ds stays an array
+    s = np.zeros(len(x))
+    s[0] = x[0]
+    for t in range(1, len(x)):
+        s[t] = s[t - 1] * a + np.sum(s[:t]) * x[t]
+    return np.sum(s ** 2)
+
+
+def summed_in_loop(x, a):  # the backward loop adds a broadcast gradient into all of ds: an array
+    s = np.zeros(len(x))
+    total = 0.0
+    for t in range(1, len(x)):
+        s[t] = s[t - 1] * a + x[t]
+        total = total + np.sum(s) * a
+    return total
+
+
+def matrix_in_loop(x, a):  # a 2-D gradient: an array
+    m = np.zeros((len(x), 2))
+    m[0, 0] = x[0]
+    for t in range(1, len(x)):
+        m[t, 0] = m[t - 1, 0] * a + x[t]
+        m[t, 1] = m[t, 0] * m[t - 1, 1] - a
+    return np.sum(m ** 2)
+
+
+def divided_in_loop(x, a):  # a division in the backward loop (a Python float would raise on 0): arrays
+    s = np.zeros(len(x))
+    s[0] = x[0]
+    for t in range(1, len(x)):
+        s[t] = s[t - 1] / (1 + a * a) + x[t]
+    return np.sum(s ** 2)
+
+
+def two_lists(x, a):  # ds and du both lists over the backward loop
+    s = np.zeros(len(x))
+    u = np.zeros(len(x))
+    for t in range(1, len(x)):
+        u[t] = x[t] * a - u[t - 1]
+        s[t] = s[t - 1] * u[t] + x[t - 1]
+    return np.sum(s * s) + u[0] + s[0]
+
+
 WRITE_PROGRAMS = [ewma, negative_index, slices, rows, empty_like, read_after, twice_per_step, constants_written,
-                  integers_written, nested_loops, scalar_argument, two_inputs_read]
+                  integers_written, nested_loops, scalar_argument, two_inputs_read, slice_read_in_loop,
+                  summed_in_loop, matrix_in_loop, divided_in_loop, two_lists]
 
 
 def arguments(f, n, seed=0):
@@ -143,10 +187,31 @@ def test_ewma_reads_like_a_numpy_loop():
         forward, backward = source.split("def pullback", 1)
         assert "copy()" not in forward and "overwritten" not in source  # nothing reads s after the loop
         for line in ("da_times_x_t_plus_times = ds[t]", "ds[t] = 0.0", "ds[t_minus_1] += ds_t_minus_1",
-                     "dx[t] += dx_t", "dx = np.zeros((50,))", "da = da - dt_1_minus_a"):
+                     "dx[t] += dx_t", "da = da - dt_1_minus_a",
+                     # Python lists over the loop: indexing them costs a third of NumPy's scalar indexing
+                     "ds = ds.tolist()\n        dx = [0.0] * 50\n        for _ in range(n_t):",
+                     "        dx = np.array(dx)\n        ds = np.array(ds)\n"):
             assert line in backward, line
-        for helper in ("written_part", "cleared_in_place", "added_into", "Stack", "Thunk", "accumulate("):
+        for helper in ("written_part", "cleared_in_place", "added_into", "Stack", "Thunk", "accumulate(", "owned("):
             assert helper not in backward, helper
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_lists_only_where_the_loop_only_indexes(eager):
+    x, a = np.linspace(-1, 1, 6), 0.3
+    backward = specialized_source(two_lists, (x, a), (0, 1), eager=eager).split("def pullback", 1)[1]
+    assert "ds = np.array(ds)" in backward and "du = np.array(du)" in backward
+    for f in (slice_read_in_loop, summed_in_loop, matrix_in_loop, divided_in_loop, rows, nested_loops):
+        backward = specialized_source(f, (x, a), (0, 1), eager=eager).split("def pullback", 1)[1]
+        assert "tolist()" not in backward and "[0.0] *" not in backward and "np.array(" not in backward, f
+
+
+def test_lists_give_numpy_arrays_of_floats():
+    for n in (1, 2, 5):  # n = 1: a loop of no step
+        x, a = np.linspace(-1, 1, n), 0.3
+        for eager in (False, True):
+            dx, da = adsrc.grad(ewma, wrt=(0, 1), eager=eager)(x, a)
+            assert type(dx) is np.ndarray and dx.dtype == np.float64 and dx.shape == (n,)
 
 
 def test_a_number_overwritten_needs_no_copy():

@@ -25,7 +25,7 @@ import numpy as np
 from ..ir.dataflow import names
 from ..optimize import copy_adjoint, dots, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
-from ..optimize.inline_writes import WriteInliner, immutable
+from ..optimize.inline_writes import WriteInliner, as_lists, immutable
 from ..optimize.kinds import only_read
 from ..optimize.specialize import Specializer, signature_kinds
 from ..optimize.stacks import array_pushes
@@ -175,6 +175,8 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
     if not generic.context.accumulation.eager:  # a float's dot products with many vectors, computed as one
         dots.run(pullback_of(function), namespace, lambda node: _one_kind(inference.expr(node)), taken)
+    # last: a loop's owned float64 gradient vectors that it only indexes, as Python lists over the loop
+    as_lists(function, inference, runtime, module_alias("np", np))
     known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))
     module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, known)}; ", 1)
     source, live = module.assemble(function)

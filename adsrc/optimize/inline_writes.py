@@ -21,7 +21,16 @@ does what rules/writes.py's common case does, written out:
   ``y[i]`` is a NumPy float, which is immutable (``scalar_copies``, after
   the optimizer; backend/specialized.py also leaves the numbers out of the
   names that may share memory with a written array, so that a restore no
-  number reads is dead).
+  number reads is dead);
+* last (``as_lists``, after the optimizer), a float64 vector gradient the
+  adjoint owns that a loop only indexes by ints (``d[i]``, ``d[i] = 0.0``,
+  ``d[i] += g``) as a Python list over that loop: ``d = d.tolist()`` for
+  ``d = owned(d)`` (or ``[0.0] * n`` for ``np.zeros((n,))``) before it, ``d = np.array(d)``
+  after it. The same doubles (float and np.float64 are both IEEE doubles);
+  indexing a list and Python float arithmetic cost a third of NumPy's
+  scalar indexing. Only where the loop does nothing a Python float would do
+  otherwise than a NumPy float: no division, power or modulo (which raise on
+  Python floats), no attribute and no call but the tape's ``pop()``.
 
 Anything else (slices, fancy indices, broadcasting, thunks, a gradient that
 may be zero) keeps its helper.
@@ -222,6 +231,123 @@ class WriteInliner:
             Copies().visit(stmt)
 
 
+class ListLoops:
+    """A loop's owned float64 gradient vectors as Python lists (``as_lists``; see the module docstring)."""
+
+    def __init__(self, inference: Inference, runtime: dict[str, str], np_alias: str):
+        self.inference = inference
+        self.rt = runtime
+        self.np = np_alias
+        self.changed = False
+
+    def block(self, stmts: list[gast.stmt]) -> None:
+        j = 0
+        while j < len(stmts):
+            loop = stmts[j]
+            if isinstance(loop, (gast.For, gast.While)) and self._plain(loop):
+                listed = [d for d in sorted({n.value.id for n in gast.walk(loop) if isinstance(n, gast.Subscript)
+                                             and isinstance(n.value, gast.Name)}) if self._indexed_only(loop, d)]
+                for d in listed:
+                    at = self._made_before(stmts, j, d)
+                    if at is None:
+                        continue
+                    n = self._length(d)
+                    made = stmts[at]
+                    if self._zeros(made.value) and n is not None:  # [0.0] * n in place of np.zeros((n,))
+                        made.value = gast.BinOp(left=gast.List(elts=[const(0.0)], ctx=gast.Load()), op=gast.Mult(),
+                                                right=const(n))
+                    else:  # d = owned(d): a list copies anyway
+                        made.value = gast.Call(func=gast.Attribute(value=name(d), attr="tolist", ctx=gast.Load()),
+                                               args=[], keywords=[])
+                    keywords = [] if n else [gast.keyword(arg="dtype", value=gast.Attribute(
+                        value=name(self.np), attr="float64", ctx=gast.Load()))]  # an empty list: float64 still
+                    stmts.insert(j + 1, assign(d, gast.Call(
+                        func=gast.Attribute(value=name(self.np), attr="array", ctx=gast.Load()),
+                        args=[name(d)], keywords=keywords)))
+                    self.changed = True
+            else:
+                for part in ("body", "orelse"):
+                    if isinstance(getattr(loop, part, None), list) and not isinstance(loop, gast.FunctionDef):
+                        self.block(getattr(loop, part))
+            j += 1
+
+    def _plain(self, loop: gast.stmt) -> bool:
+        """Nothing in ``loop`` that a Python float does otherwise than a NumPy float, and no way out of it
+        but its end (or a ``break``); a for loop's iterable is evaluated once, before its steps."""
+        parts = loop.body + loop.orelse + ([loop.test] if isinstance(loop, gast.While) else [])
+        for node in (n for part in parts for n in gast.walk(part)):
+            if isinstance(node, (gast.Return, gast.FunctionDef, gast.Lambda, gast.Yield, gast.YieldFrom,
+                                 gast.Try, gast.With)):
+                return False
+            if isinstance(node, (gast.BinOp, gast.AugAssign)) and not isinstance(node.op, (gast.Add, gast.Sub,
+                                                                                             gast.Mult)):
+                return False
+            if isinstance(node, gast.UnaryOp) and not isinstance(node.op, (gast.USub, gast.UAdd)):
+                return False
+            if isinstance(node, gast.Attribute) and node.attr != "pop":
+                return False
+            if isinstance(node, gast.Call) and not (isinstance(node.func, gast.Attribute) and node.func.attr == "pop"
+                                                    and not node.args and not node.keywords):
+                return False
+        return True
+
+    def _indexed_only(self, loop: gast.stmt, d: str) -> bool:
+        """``d`` a float64 vector that ``loop`` mentions only in ``d[i]``, ``d[i] = 0.0`` and ``d[i] += g``."""
+        if not float64_arrays(self.inference.kinds(d), ndim=1):
+            return False
+        allowed = set()
+        for node in gast.walk(loop):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and self._element(node.targets[0], d):
+                if not (isinstance(node.value, gast.Constant) and type(node.value.value) is float):
+                    return False
+                allowed.add(id(node.targets[0].value))
+            elif isinstance(node, gast.AugAssign) and self._element(node.target, d):
+                if not real_scalars(self.inference.expr(node.value)):
+                    return False
+                allowed.add(id(node.target.value))
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load) and self._element(node, d):
+                allowed.add(id(node.value))
+        return all(id(n) in allowed for n in gast.walk(loop) if isinstance(n, gast.Name) and n.id == d)
+
+    def _element(self, node: gast.AST, d: str) -> bool:
+        return isinstance(node, gast.Subscript) and _same(node.value, d) \
+            and not isinstance(node.slice, (gast.Slice, gast.Tuple)) and int_index(self.inference.expr(node.slice))
+
+    def _made_before(self, stmts: list[gast.stmt], j: int, d: str) -> int | None:
+        """The position of ``d = owned(d)`` or ``d = np.zeros(shape)``, the last statement before ``j`` that
+        mentions ``d``: an array the adjoint made, which nothing else holds."""
+        for at in range(j - 1, -1, -1):
+            if _loads(stmts[at], d):
+                stmt = stmts[at]
+                if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and _same(stmt.targets[0], d):
+                    owned = _call_of(stmt.value, self.rt.get("owned"))
+                    if (owned is not None and len(owned.args) == 1 and _same(owned.args[0], d)) \
+                            or self._zeros(stmt.value):
+                        return at
+                return None
+        return None
+
+    def _zeros(self, value: gast.expr) -> bool:
+        return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+            and _same(value.func.value, self.np) and value.func.attr == "zeros" and len(value.args) == 1 \
+            and not value.keywords and isinstance(value.args[0], gast.Constant)
+
+    def _length(self, d: str) -> int | None:
+        shape = one_shape(self.inference.kinds(d))
+        return shape[0] if shape is not None and len(shape) == 1 else None
+
+
+def as_lists(adjoint: gast.FunctionDef, inference: Inference, runtime: dict[str, str], np_alias: str) -> bool:
+    """The loops' owned float64 gradient vectors that they only index by ints, as Python lists over those
+    loops (last, after every pass that reads the kinds: a list is not a kind they follow)."""
+    pullback = next((s for s in adjoint.body if isinstance(s, gast.FunctionDef)), None)
+    if pullback is None:
+        return False
+    lists = ListLoops(inference, runtime, np_alias)
+    lists.block(pullback.body)
+    return lists.changed
+
+
 def _same(node: gast.AST, other: gast.AST | str) -> bool:
     label = other if isinstance(other, str) else getattr(other, "id", None)
     return isinstance(node, gast.Name) and node.id == label
@@ -238,4 +364,4 @@ def immutable(kinds) -> bool:
     return bool(kinds) and all(k.type in (float, int, np.float64) for k in kinds)
 
 
-__all__ = ["inline_writes", "WriteInliner", "immutable"]
+__all__ = ["inline_writes", "WriteInliner", "immutable", "as_lists"]
