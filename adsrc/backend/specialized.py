@@ -25,10 +25,11 @@ import numpy as np
 from ..ir.dataflow import names
 from ..optimize import copy_adjoint, dots, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
-from ..optimize.inline_writes import WriteInliner, as_lists, immutable
-from ..optimize.kinds import only_read
+from ..optimize.inline_writes import WriteInliner, as_lists
+from ..optimize.kinds import only_read, single
 from ..optimize.specialize import Specializer, signature_kinds
 from ..optimize.stacks import array_pushes
+from ..optimize.write_kinds import real_scalars
 from ..rules.templates import Kind
 from .pipeline import Compiled, collection_paused
 
@@ -121,10 +122,6 @@ def _arrays(kinds: frozenset | None) -> bool:
     return bool(kinds) and all(k.type is np.ndarray for k in kinds)
 
 
-def _one_kind(kinds: frozenset | None) -> Kind | None:
-    return next(iter(kinds)) if kinds and len(kinds) == 1 else None
-
-
 def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     generic = compiled.generic
     function = copy_adjoint(generic.function)
@@ -166,7 +163,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     context = copy.copy(generic.context)
     inference = specializer.inference
     # a number read from a written array shares no memory with it: a restore only numbers read is dead
-    context.write_aliases = {n for n in context.write_aliases if not immutable(inference.kinds(n))}
+    context.write_aliases = {n for n in context.write_aliases if not real_scalars(inference.kinds(n))}
     run_passes(function, context)
     inference = inference.rebound(function)  # the optimizer keeps each name's values (Inference.rebound)
     WriteInliner(function, inference, runtime, vjps, module_alias).scalar_copies()
@@ -174,7 +171,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
         array_pushes(pullback_of(function), runtime["Stack"], lambda g: _arrays(inference.expr(g)))
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
     if not generic.context.accumulation.eager:  # a float's dot products with many vectors, computed as one
-        dots.run(pullback_of(function), namespace, lambda node: _one_kind(inference.expr(node)), taken)
+        dots.run(pullback_of(function), namespace, lambda node: single(inference.expr(node)), taken)
     # last: a loop's owned float64 gradient vectors that it only indexes, as Python lists over the loop
     as_lists(function, inference, runtime, module_alias("np", np))
     known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))

@@ -32,6 +32,17 @@ def call(func: str, *args: gast.expr) -> gast.Call:
     return gast.Call(func=name(func), args=list(args), keywords=[])
 
 
+def attribute(base: str, attr: str) -> gast.Attribute:
+    """``base.attr``, read."""
+    return gast.Attribute(value=name(base), attr=attr, ctx=gast.Load())
+
+
+def method(base: str, attr: str, *args: gast.expr, **keywords: gast.expr) -> gast.Call:
+    """``base.attr(*args, **keywords)``: a method of a local, or a function of a module (``np.zeros``)."""
+    return gast.Call(func=attribute(base, attr), args=list(args),
+                     keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+
+
 def assign(target: str | gast.expr, value: gast.expr, like: gast.AST | None = None) -> gast.Assign:
     """``target = value``; ``target`` is a name or a target expression; ``like`` gives the location."""
     node = gast.Assign(targets=[store(target) if isinstance(target, str) else target], value=value,

@@ -42,7 +42,7 @@ import gast
 import numpy as np
 
 from ..config import config
-from ..ir.build import assign, name
+from ..ir.build import assign, method, name
 from ..ir.dataflow import blocks, names
 from .stacks import _fresh
 
@@ -162,8 +162,8 @@ def _block(block: list[gast.stmt], numpy_names: set[str], array_kind, taken: set
                     new = [assign(terms, gast.List(elts=[a], ctx=gast.Load()), stmt),
                            assign(factors, gast.List(elts=[b], ctx=gast.Load()), stmt)]
                 else:
-                    new = [gast.copy_location(gast.Expr(value=_method(terms, "append", a)), stmt),
-                           gast.copy_location(gast.Expr(value=_method(factors, "append", b)), stmt)]
+                    new = [gast.copy_location(gast.Expr(value=method(terms, "append", a)), stmt),
+                           gast.copy_location(gast.Expr(value=method(factors, "append", b)), stmt)]
                 replaced[id(stmt)] = carried + new if i == 0 else new
             total = assign(run.d, _total(run.d, adds, run.numpy_name, terms, factors), chunk[-1][0])
             if start + size < len(run.sites):  # before the next chunk's lists are made
@@ -215,16 +215,8 @@ def _kind_bytes(kind: Any) -> int:
 
 def _total(d: str, adds: bool, numpy_name: str, terms: str, factors: str) -> gast.expr:
     """``d + np.vdot(np.concatenate(terms), np.concatenate(factors))``, without ``d +`` unless ``adds``."""
-    operands = [gast.Call(func=_attr(numpy_name, "concatenate"), args=[name(label)], keywords=[])
-                for label in (terms, factors)]
-    dot = gast.Call(func=_attr(numpy_name, "vdot"), args=operands, keywords=[])
+    operands = [method(numpy_name, "concatenate", name(label)) for label in (terms, factors)]
+    dot = method(numpy_name, "vdot", *operands)
     return gast.BinOp(left=name(d), op=gast.Add(), right=dot) if adds else dot
 
-
-def _attr(base: str, attr: str) -> gast.Attribute:
-    return gast.Attribute(value=name(base), attr=attr, ctx=gast.Load())
-
-
-def _method(base: str, attr: str, arg: gast.expr) -> gast.Call:
-    return gast.Call(func=_attr(base, attr), args=[arg], keywords=[])
 

@@ -25,10 +25,10 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..ir.build import assign, clone, const, name
+from ..ir.build import assign, clone, const, method, name
 from ..rules import registry
 from ..rules.templates import Kind, example, real
-from .kinds import Inference, Kinds, own_rule_function
+from .kinds import Inference, own_rule_function, single
 
 _COTANGENTS = (float, np.float64, np.ndarray)
 
@@ -51,10 +51,6 @@ def one_hots(block: list[gast.stmt], inference: Inference, rules: dict[str, tupl
     return changed
 
 
-def _single(kinds: Kinds | None) -> Kind | None:
-    return next(iter(kinds)) if kinds is not None and len(kinds) == 1 else None
-
-
 def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rule: Any,
              module_alias: Callable) -> list[gast.stmt] | None:
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
@@ -67,7 +63,7 @@ def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rul
     g, ans, x, index = stmt.value.args
     if not all(isinstance(a, (gast.Name, gast.Constant)) for a in (g, ans, x, index)):
         return None
-    array = _single(inference.expr(x))
+    array = single(inference.expr(x))
     cotangent = inference.expr(g)
     if array is None or array.type is not np.ndarray or not real(array) or array.dtype.kind not in "fiu" \
             or cotangent is None or not all(k.type in _COTANGENTS and real(k) for k in cotangent):
@@ -81,10 +77,8 @@ def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rul
     if dtypes.pop() != np.float64:
         return None  # (the kinds know no float32 number, so no float32 cotangent reaches here)
     np_name = module_alias("np", np)
-    zeros = [const(array.shape)]
     target = stmt.targets[0].id
-    made = assign(target, gast.Call(func=gast.Attribute(value=name(np_name), attr="zeros", ctx=gast.Load()),
-                                    args=zeros, keywords=[]), like=stmt)
+    made = assign(target, method(np_name, "zeros", const(array.shape)), like=stmt)
     element = gast.Subscript(value=name(target), slice=clone(index), ctx=gast.Store())
     added = gast.copy_location(gast.AugAssign(target=element, op=gast.Add(), value=clone(g)), stmt)
     return [made, added]

@@ -42,7 +42,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..ir.build import assign, clone, const, name
+from ..ir.build import assign, attribute, clone, const, method, name
 from ..rules.templates import Kind
 from .kinds import Inference
 from .write_kinds import added_by_index, float64_arrays, int_index, one_shape, real_scalars
@@ -142,8 +142,7 @@ class WriteInliner:
                 continue
             np_alias = self.module_alias("np", np)
             stmts[i] = gast.copy_location(
-                assign(owned, gast.Call(func=gast.Attribute(value=name(np_alias), attr="zeros", ctx=gast.Load()),
-                                        args=[const(shape)], keywords=[])), stmt)
+                assign(owned, method(np_alias, "zeros", const(shape))), stmt)
             del stmts[start]
             self.changed = True
             return self._preallocate(stmts)  # the indices moved
@@ -257,13 +256,9 @@ class ListLoops:
                         made.value = gast.BinOp(left=gast.List(elts=[const(0.0)], ctx=gast.Load()), op=gast.Mult(),
                                                 right=const(n))
                     else:  # d = owned(d): a list copies anyway
-                        made.value = gast.Call(func=gast.Attribute(value=name(d), attr="tolist", ctx=gast.Load()),
-                                               args=[], keywords=[])
-                    keywords = [] if n else [gast.keyword(arg="dtype", value=gast.Attribute(
-                        value=name(self.np), attr="float64", ctx=gast.Load()))]  # an empty list: float64 still
-                    stmts.insert(j + 1, assign(d, gast.Call(
-                        func=gast.Attribute(value=name(self.np), attr="array", ctx=gast.Load()),
-                        args=[name(d)], keywords=keywords)))
+                        made.value = method(d, "tolist")
+                    keywords = {} if n else {"dtype": attribute(self.np, "float64")}  # an empty list: float64 still
+                    stmts.insert(j + 1, assign(d, method(self.np, "array", name(d), **keywords)))
                     self.changed = True
             else:
                 for part in ("body", "orelse"):
@@ -359,9 +354,6 @@ def inline_writes(adjoint: gast.FunctionDef, inference: Inference, runtime: dict
     return WriteInliner(adjoint, inference, runtime, vjps, module_alias).run()
 
 
-def immutable(kinds) -> bool:
-    """Numbers (Python or NumPy), which share no memory with any array."""
-    return bool(kinds) and all(k.type in (float, int, np.float64) for k in kinds)
 
 
-__all__ = ["inline_writes", "WriteInliner", "immutable", "as_lists"]
+__all__ = ["inline_writes", "WriteInliner", "as_lists"]

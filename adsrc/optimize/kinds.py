@@ -52,6 +52,11 @@ _EMPTY = frozenset({np.empty, np.empty_like})
 _REDUCTIONS = frozenset({np.add.reduce})  # what np.sum runs, without its Python wrapper (templates call it)
 
 
+def single(kinds: Kinds | None) -> Kind | None:
+    """The one kind a name may hold, or None (anything, or one of several)."""
+    return next(iter(kinds)) if kinds and len(kinds) == 1 else None
+
+
 def join(a: Kinds | None, b: Kinds | None) -> Kinds | None:
     if a is None or b is None:
         return None

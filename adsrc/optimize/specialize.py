@@ -40,6 +40,7 @@ from ..rules.templates import NONE, ZERO, Kind, Template, templates_of
 from .indexed import one_hots
 from .inline_writes import inline_writes
 from .kinds import Inference, Kinds, own_rule_function
+from .write_kinds import int_index
 
 MAX_COMBINATIONS = 16
 SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution is computed at once
@@ -156,7 +157,7 @@ class Specializer:
                 return False
         iterable = loop.iter
         if isinstance(iterable, gast.Call) and inference.resolve(iterable.func) is range and not iterable.keywords:
-            return all(_int(inference.expr(a)) or isinstance(a, gast.Constant) and type(a.value) is int
+            return all(int_index(inference.expr(a)) or isinstance(a, gast.Constant) and type(a.value) is int
                        for a in iterable.args)
         kinds = inference.expr(iterable) if isinstance(iterable, gast.Name) else None
         return kinds is not None and all(k.type is np.ndarray and k.shape or k.item is not None for k in kinds)
@@ -321,9 +322,6 @@ def _floats(kinds: Kinds | None) -> bool:
                                for k in kinds)
 
 
-def _int(kinds: Kinds | None) -> bool:
-    """A Python int: a variable, or a constant of this signature (``len`` of an array of a known shape)."""
-    return bool(kinds) and all(k.type is int for k in kinds)
 
 
 def _rewrite_calls(node: gast.AST, transform: Callable[[gast.Call], gast.expr | None]) -> gast.AST:
