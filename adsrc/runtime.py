@@ -28,7 +28,7 @@ from .rules.writes import (  # noqa: F401  (generated code imports them from her
 )
 from .values.arrays import is_foreign
 from .values import (  # noqa: F401  (generated code imports them from here)
-    AccThunk, Stack, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
+    AccThunk, OuterStack, Stack, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
 )
 
 __all__ = list(RUNTIME_NAMES) + ["AccThunk", "CalleeDerivative", "CallDerivative", "RecomputingDerivative"]

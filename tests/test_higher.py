@@ -18,7 +18,7 @@ import adsrc
 from adsrc.second_order.dispatch import call, ownership
 from adsrc.values.containers import add_tangents, to_tangent
 from adsrc.values.thunks import Thunk, zero
-from adsrc.values.stacks import Stack
+from adsrc.values.stacks import OuterStack, Stack
 from rule_samples import SAMPLES
 from test_forward import random_direction, shifted, tangent_leaves
 from test_rules import RULES, cotangent, flat, positions, seed_of
@@ -237,6 +237,7 @@ def test_a_jacobian_called_inside_a_differentiated_function():
 def test_second_order_runs_the_eager_adjoint_whatever_the_mode(monkeypatch):
     made = []
     original, original_add, original_push = Thunk.__new__, Stack.add, Stack.push
+    original_outer = OuterStack.push
 
     def counting(cls, *args, **kwargs):
         made.append(args[0])
@@ -250,12 +251,17 @@ def test_second_order_runs_the_eager_adjoint_whatever_the_mode(monkeypatch):
         made.append(args[0])
         return original_push(self, *args)
 
+    def counting_outer(self, *factors):  # the same, typed: outer products of vectors
+        made.append(factors[0])
+        return original_outer(self, *factors)
+
     W, x = RNG.normal(size=(3, 3)), RNG.normal(size=3)
     with adsrc.eager_unthunk(True):
         eager = adsrc.hessian(shared_weight)(W, x)
     monkeypatch.setattr(Thunk, "__new__", counting)
     monkeypatch.setattr(Stack, "add", counting_add)
     monkeypatch.setattr(Stack, "push", counting_push)
+    monkeypatch.setattr(OuterStack, "push", counting_outer)
     with adsrc.eager_unthunk(False):
         lazy = adsrc.hessian(shared_weight)(W, x)
         adsrc.grad(shared_weight)(W, x)  # first order still builds thunks in this mode

@@ -58,7 +58,7 @@ from .cache import CompileCache
 from .codegen import load, module_source
 
 # What generated code imports from adsrc.runtime, in both modes (runtime.__all__ is this list).
-RUNTIME_NAMES = ("Thunk", "Stack", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
+RUNTIME_NAMES = ("Thunk", "Stack", "OuterStack", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "owned", "cleared_in_place", "added_into", "drop_last_in_place",
                  "written_tangent", "detached", "loop_length", "unpacked",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",

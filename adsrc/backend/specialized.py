@@ -25,11 +25,13 @@ import numpy as np
 from ..ir.dataflow import names
 from ..optimize import copy_adjoint, dots, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
+from ..optimize.hoist import hoist
 from ..optimize.inline_writes import WriteInliner, as_lists
 from ..optimize.kinds import only_read, single
 from ..optimize.specialize import Specializer, signature_kinds
-from ..optimize.stacks import array_pushes
+from ..optimize.stacks import array_pushes, outer_pushes
 from ..optimize.write_kinds import real_scalars
+from ..rules import registry
 from ..rules.templates import Kind
 from .pipeline import Compiled, collection_paused
 
@@ -118,6 +120,11 @@ def describe(params: list[str], key: tuple) -> str:
     return ", ".join(parts)
 
 
+def _float64(kinds: frozenset | None, ndim: int) -> bool:
+    kind = single(kinds)
+    return kind is not None and kind.type is np.ndarray and kind.dtype == np.float64 and len(kind.shape) == ndim
+
+
 def _arrays(kinds: frozenset | None) -> bool:
     return bool(kinds) and all(k.type is np.ndarray for k in kinds)
 
@@ -169,6 +176,13 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     WriteInliner(function, inference, runtime, vjps, module_alias).scalar_copies()
     if runtime.get("Stack"):  # a Stack's cotangents that the kinds prove arrays: pushed without a look at them
         array_pushes(pullback_of(function), runtime["Stack"], lambda g: _arrays(inference.expr(g)))
+        if not generic.context.accumulation.eager:  # a loop's outer products g xᵀ: their factors held, GEMMs
+            matrix_vjp = registry.lookup(np.matmul).vjps[0]  # W @ x's vjp for W: g xᵀ of vectors
+            outer_pushes(pullback_of(function), runtime["Stack"], runtime["OuterStack"],
+                         {label for label, fn in vjps.items() if fn is matrix_vjp},
+                         lambda node, ndim: _float64(inference.expr(node), ndim), taken)
+    # what a backward loop computes the same at every step (a sum's cotangent), computed before it
+    hoist(pullback_of(function), inference, {runtime["Stack"], runtime["OuterStack"]})
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
     if not generic.context.accumulation.eager:  # a float's dot products with many vectors, computed as one
         dots.run(pullback_of(function), namespace, lambda node: single(inference.expr(node)), taken)

@@ -119,3 +119,78 @@ def array_pushes(pullback: gast.FunctionDef, stack_type: str, arrays: Callable[[
             node.func.attr = "push"
             changed = True
     return changed
+
+
+def outer_pushes(pullback: gast.FunctionDef, stack_type: str, outer_type: str, outer_vjps: set[str],
+                 vectors: Callable[[gast.expr, int], bool], taken: set[str]) -> bool:
+    """In a specialized lazy pullback, each ``s = Stack(vjp, origin)`` of an outer-product vjp
+    (``outer_vjps``: matmul's for its matrix) whose pushes ``s.push(g, None, W, x)`` the kinds prove
+    float64 vectors ``g`` and ``x`` and a float64 matrix ``W`` (``vectors(node, ndim)``) as
+    ``s = OuterStack(origin)`` with pushes ``s.push(g, x)``, which hold the factors and add them up as
+    GEMMs (adsrc/values/stacks.py). Stacks pushed only once each, in adjacent statements, with one
+    cotangent ``g`` (``W @ x + V @ y``) become one, ``dW_dV_stack.push(g, x, y)``, whose totals are
+    ``dW_dV_stack.total(0)`` and ``.total(1)``: the stacked ``g`` is built once. A stack used in any
+    other way is left. Whether any changed."""
+    made = {stmt.targets[0].id: stmt for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == stack_type
+            and stmt.value.args and isinstance(stmt.value.args[0], gast.Name)
+            and stmt.value.args[0].id in outer_vjps and not stmt.value.keywords}
+    pushes: dict[str, list[gast.Call]] = {s: [] for s in made}
+    totals: dict[str, list[gast.Call]] = {s: [] for s in made}
+    for node in gast.walk(pullback):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and isinstance(node.func.value, gast.Name) and node.func.value.id in pushes):
+            continue
+        stack, args = node.func.value.id, node.args
+        if node.func.attr == "total" and not args and not node.keywords:
+            totals[stack].append(node)
+        elif node.func.attr == "push" and len(args) == 4 and not node.keywords \
+                and isinstance(args[1], gast.Constant) and args[1].value is None \
+                and vectors(args[0], 1) and vectors(args[2], 2) and vectors(args[3], 1):
+            pushes[stack].append(node)
+        else:
+            pushes.pop(stack)
+    uses = Counter(n.id for n in gast.walk(pullback) if isinstance(n, gast.Name) and n.id in pushes)
+    typed = [s for s, calls in pushes.items()  # made once, otherwise only pushed to and totalled
+             if calls and totals[s] and uses[s] == 1 + len(calls) + len(totals[s])]
+    for stack in typed:
+        made[stack].value.func.id = outer_type
+        made[stack].value.args = made[stack].value.args[1:]
+        for call in pushes[stack]:
+            call.args = [call.args[0], call.args[3]]
+    once = {pushes[s][0]: s for s in typed if len(pushes[s]) == 1}
+    where = {id(stmt): block for block in blocks(pullback.body) for stmt in block}
+    for block in blocks(pullback.body):
+        for run in _adjacent_pushes(block, once):
+            stacks = [once[call] for call in run]
+            creations = [made[s] for s in stacks]
+            if len({id(where.get(id(c))) for c in creations}) != 1:  # made before one loop, as stacks.run does
+                continue
+            merged = _fresh("_".join(s.removesuffix("_stack") for s in stacks) + "_stack", taken)
+            creations[0].targets[0].id = merged
+            for k, stack in enumerate(stacks):
+                for total in totals[stack]:
+                    total.func.value.id = merged
+                    total.args = [gast.Constant(value=k, kind=None)]
+            run[0].func.value.id = merged
+            run[0].args += [call.args[1] for call in run[1:]]
+            gone = {id(call) for call in run[1:]} | {id(c) for c in creations[1:]}
+            for inner in (block, where[id(creations[0])]):
+                inner[:] = [stmt for stmt in inner if id(stmt) not in gone and id(getattr(stmt, "value", None))
+                            not in gone]
+    return bool(typed)
+
+
+def _adjacent_pushes(block: list[gast.stmt], once: dict[gast.Call, str]) -> list[list[gast.Call]]:
+    """The runs of at least two adjacent statements of ``block`` that are pushes in ``once`` of one cotangent."""
+    runs: list[list[gast.Call]] = []
+    previous = None
+    for stmt in block:
+        call = stmt.value if isinstance(stmt, gast.Expr) and stmt.value in once else None
+        if call is not None and previous is not None and gast.dump(call.args[0]) == gast.dump(previous.args[0]):
+            runs[-1].append(call)
+        elif call is not None:
+            runs.append([call])
+        previous = call
+    return [run for run in runs if len(run) > 1]

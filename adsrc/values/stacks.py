@@ -17,6 +17,13 @@ into one buffer; any other is computed call by call and summed. The bounds of
 ``config.max_pending`` and ``config.max_pending_bytes`` hold as for an
 AccThunk (read when the Stack is made, before its loop): past either, the
 Stack computes what it holds into its buffer.
+
+:class:`OuterStack` is the typed form of a Stack for the commonest loop
+contribution, the outer product ``g xᵀ`` of ``W @ x`` with vectors. A
+specialized lazy adjoint uses it where the kinds prove its factors float64
+vectors of fixed lengths (optimize/stacks.py ``outer_pushes``): a step appends
+its two factors, and the GEMM ``Gᵀ X`` adds a batch into the buffer, with no
+look at the calls.
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ from ..config import config
 from .thunks import _SCALARS, AccThunk, _explain, _nbytes
 from .zero import Deferred, zero
 
-__all__ = ["Stack"]
+__all__ = ["OuterStack", "Stack"]
 
 _NO_KEYWORDS: dict = {}  # shared by every call pushed; nothing writes into a call's keywords
 
@@ -128,3 +135,78 @@ class Stack(Deferred):
         kind = getattr(self.vjp, "__name__", repr(self.vjp))
         where = f" from {self.origin}" if self.origin else ""
         return f"Stack({kind} x{len(self.calls)}{where})"
+
+
+class OuterStack(Deferred):
+    """The outer products ``g xᵀ`` of one loop's steps, summed as GEMMs of their stacked factors.
+
+    Each :meth:`push` holds a cotangent ``g`` and the vectors ``x`` it multiplies
+    (one or more: ``W @ x + V @ y`` gives ``g xᵀ`` to ``dW`` and ``g yᵀ`` to
+    ``dV``); each factor is a float64 vector whose length is the same at every
+    push, as the kinds of the specialized adjoint prove. Past
+    ``config.max_pending`` pushes, or ``config.max_pending_bytes`` of held
+    factors, the batch is added into buffers the stack owns, one GEMM
+    ``Gᵀ X`` per right factor; the bounds are those of :class:`Stack` (read
+    when the stack is made). ``total(k)`` is the sum for the ``k``-th vector.
+
+    >>> import numpy as np
+    >>> from adsrc.values.stacks import OuterStack
+    >>> stack = OuterStack('example.py:3')
+    >>> for k in range(3):
+    ...     stack.push(np.array([1.0, 2.0]), np.array([k, 1.0]))
+    >>> stack
+    OuterStack(3 pending from example.py:3)
+    >>> stack.total().tolist()
+    [[3.0, 3.0], [6.0, 6.0]]
+    """
+
+    __slots__ = ("origin", "pushed", "limit", "max_pending", "max_bytes", "sums")
+
+    def __init__(self, origin: str | None = None) -> None:
+        self.origin = origin
+        self.pushed: list[tuple[np.ndarray, ...]] = []  # (g, x, ...) of each push
+        self.max_pending, self.max_bytes = config.max_pending, config.max_pending_bytes
+        self.limit = 0  # pushes held before a batch is computed; set at the first push, from the factors' size
+        self.sums: list[np.ndarray] | None = None
+
+    def push(self, *factors: np.ndarray) -> None:
+        """Hold the contributions ``np.outer(g, x)`` for each ``x`` of ``factors = (g, x, ...)``."""
+        pushed = self.pushed
+        pushed.append(factors)
+        if len(pushed) > self.limit:
+            self.compact()
+
+    def compact(self) -> None:
+        """Add the held products into the buffers (after the first push: only set the bound)."""
+        pushed = self.pushed
+        if not pushed:
+            return
+        if self.limit == 0:
+            row_bytes = sum(factor.nbytes for factor in pushed[0])
+            self.limit = max(1, min(self.max_pending, self.max_bytes // max(row_bytes, 1)))
+            if len(pushed) <= self.limit:
+                return
+        try:
+            left, *rights = [np.array(column) for column in zip(*pushed)]
+            products = [left.T @ right for right in rights]
+        except Exception as error:
+            _explain(error, [self])
+            raise
+        self.pushed = []
+        if self.sums is None:
+            self.sums = products  # new arrays: the stack owns them
+        else:
+            for total, product in zip(self.sums, products):
+                np.add(total, product, out=total)
+
+    def total(self, k: int = 0) -> Any:
+        """The sum of the products with the ``k``-th vector of every push (``zero`` if none was pushed)."""
+        self.compact()
+        return zero if self.sums is None else self.sums[k]
+
+    def __len__(self) -> int:
+        return len(self.pushed)
+
+    def __repr__(self) -> str:
+        where = f" from {self.origin}" if self.origin else ""
+        return f"OuterStack({len(self.pushed)} pending{where})"
