@@ -44,7 +44,17 @@ def test_outer_stack_sums_the_products_within_its_bounds(small_bounds, limits):
     assert most <= max(1, min(limits[0], limits[1] // row_bytes)) + 1
     np.testing.assert_allclose(stack.total(0), _outer_sum(gs, xs), rtol=1e-13)
     np.testing.assert_allclose(stack.total(1), _outer_sum(gs, ys), rtol=1e-13)
-    assert stack.total(0) is stack.total(0)  # computed once: the totals are the stack's own arrays
+    assert not np.shares_memory(stack.total(0), stack.total(1))  # each total an array of its own
+
+
+def test_vectors_that_are_not_contiguous(small_bounds):
+    adsrc.config.max_pending = 2
+    G, X = rng.standard_normal((3, 7)), rng.standard_normal((5, 7))
+    stack = OuterStack()
+    for k in range(7):
+        stack.push(G[:, k], X[:, k], G[:, k])
+    np.testing.assert_allclose(stack.total(0), G @ X.T, rtol=1e-13)
+    np.testing.assert_allclose(stack.total(1), G @ G.T, rtol=1e-13)
 
 
 def test_outer_stack_alone():

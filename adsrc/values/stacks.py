@@ -145,9 +145,11 @@ class OuterStack(Deferred):
     ``dV``); each factor is a float64 vector whose length is the same at every
     push, as the kinds of the specialized adjoint prove. Past
     ``config.max_pending`` pushes, or ``config.max_pending_bytes`` of held
-    factors, the batch is added into buffers the stack owns, one GEMM
-    ``Gᵀ X`` per right factor; the bounds are those of :class:`Stack` (read
-    when the stack is made). ``total(k)`` is the sum for the ``k``-th vector.
+    factors, the batch is added into a buffer the stack owns as one GEMM
+    ``Gᵀ [X Y ...]``, with the cotangents stacked as the rows of ``G`` and
+    each push's vectors side by side as a row of the other factor; the bounds
+    are those of :class:`Stack` (read when the stack is made). ``total(k)``
+    is the sum for the ``k``-th vector.
 
     >>> import numpy as np
     >>> from adsrc.values.stacks import OuterStack
@@ -160,53 +162,72 @@ class OuterStack(Deferred):
     [[3.0, 3.0], [6.0, 6.0]]
     """
 
-    __slots__ = ("origin", "pushed", "limit", "max_pending", "max_bytes", "sums")
+    __slots__ = ("origin", "lefts", "rights", "limit", "max_pending", "max_bytes", "sum", "widths")
 
     def __init__(self, origin: str | None = None) -> None:
         self.origin = origin
-        self.pushed: list[tuple[np.ndarray, ...]] = []  # (g, x, ...) of each push
+        self.lefts: list[np.ndarray] = []  # the cotangent g of each push
+        self.rights: list[np.ndarray] = []  # the vectors of each push, one push after another
         self.max_pending, self.max_bytes = config.max_pending, config.max_pending_bytes
         self.limit = 0  # pushes held before a batch is computed; set at the first push, from the factors' size
-        self.sums: list[np.ndarray] | None = None
+        self.sum: np.ndarray | None = None  # the products with every vector, side by side
+        self.widths: list[int] = []  # the vectors' lengths
 
-    def push(self, *factors: np.ndarray) -> None:
-        """Hold the contributions ``np.outer(g, x)`` for each ``x`` of ``factors = (g, x, ...)``."""
-        pushed = self.pushed
-        pushed.append(factors)
-        if len(pushed) > self.limit:
+    def push(self, g: np.ndarray, *vectors: np.ndarray) -> None:
+        """Hold the contributions ``np.outer(g, x)`` for each ``x`` of ``vectors``."""
+        lefts = self.lefts
+        lefts.append(g)
+        self.rights.extend(vectors)
+        if len(lefts) > self.limit:
             self.compact()
 
     def compact(self) -> None:
-        """Add the held products into the buffers (after the first push: only set the bound)."""
-        pushed = self.pushed
-        if not pushed:
+        """Add the held products into the buffer (after the first push: only set the bound)."""
+        lefts, rights = self.lefts, self.rights
+        if not lefts:
             return
         if self.limit == 0:
-            row_bytes = sum(factor.nbytes for factor in pushed[0])
+            vectors = rights[: len(rights) // len(lefts)]
+            self.widths = [len(x) for x in vectors]
+            row_bytes = lefts[0].nbytes + sum(x.nbytes for x in vectors)
             self.limit = max(1, min(self.max_pending, self.max_bytes // max(row_bytes, 1)))
-            if len(pushed) <= self.limit:
+            if len(lefts) <= self.limit:
                 return
         try:
-            left, *rights = [np.array(column) for column in zip(*pushed)]
-            products = [left.T @ right for right in rights]
+            product = _rows(lefts).T @ _rows(rights, len(lefts))
         except Exception as error:
             _explain(error, [self])
             raise
-        self.pushed = []
-        if self.sums is None:
-            self.sums = products  # new arrays: the stack owns them
+        self.lefts, self.rights = [], []
+        if self.sum is None:
+            self.sum = product  # a new array: the stack owns it
         else:
-            for total, product in zip(self.sums, products):
-                np.add(total, product, out=total)
+            np.add(self.sum, product, out=self.sum)
 
     def total(self, k: int = 0) -> Any:
-        """The sum of the products with the ``k``-th vector of every push (``zero`` if none was pushed)."""
+        """The sum of the products with the ``k``-th vector of every push (``zero`` if none was pushed):
+        an array of its own."""
         self.compact()
-        return zero if self.sums is None else self.sums[k]
+        if self.sum is None:
+            return zero
+        if len(self.widths) == 1:
+            return self.sum
+        start = sum(self.widths[:k])
+        return self.sum[:, start: start + self.widths[k]].copy()
 
     def __len__(self) -> int:
-        return len(self.pushed)
+        return len(self.lefts)
 
     def __repr__(self) -> str:
         where = f" from {self.origin}" if self.origin else ""
-        return f"OuterStack({len(self.pushed)} pending{where})"
+        return f"OuterStack({len(self.lefts)} pending{where})"
+
+
+def _rows(vectors: list[np.ndarray], count: int | None = None) -> np.ndarray:
+    """Float64 ``vectors`` in ``count`` rows (one each by default): their bytes joined where each is
+    contiguous, one copy with no look at each element's type and shape; else concatenated."""
+    count = len(vectors) if count is None else count
+    try:
+        return np.frombuffer(b"".join(vectors), dtype=np.float64).reshape(count, -1)
+    except TypeError:  # a vector that is not contiguous
+        return np.concatenate(vectors).reshape(count, -1)
