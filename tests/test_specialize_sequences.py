@@ -88,7 +88,7 @@ def test_rnn_over_a_list():
     Wh, Wx, h0 = rng.standard_normal((6, 6)) * 0.3, rng.standard_normal((6, 2)), rng.standard_normal(6)
     for xs in (_vectors(40, 2), rng.standard_normal((40, 2))):  # 40 steps: the Stacks compact on the way
         source = specialized_source(rnn, (Wh, Wx, h0, xs), wrt=(0, 1))
-        assert "np.dot(dWh_at_h_plus_Wx_at_xt, Wh)" in source and "matmul_db" not in source and ".push(" in source
+        assert "dWh_at_h_plus_Wx_at_xt.dot(Wh)" in source and "matmul_db" not in source and ".push(" in source
         compare(rnn, (Wh, Wx, h0, xs), (0, 1, 2), exact_lazy=False)
         check(rnn, Wh, Wx, h0, xs, wrt=(0, 1, 2))
 

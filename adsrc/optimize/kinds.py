@@ -45,6 +45,7 @@ _BINARY = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.m
            gast.Mod: operator.mod}
 _UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
 _ATTRIBUTES = frozenset({"T", "real", "shape", "ndim", "size"})
+_METHODS = frozenset({"dot"})  # an array's methods that templates call: pure, their result's kind by example
 # NumPy functions without a gradient rule that the templates call (rules/templates.py)
 _ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros, np.ones, np.full})
 # NumPy allocations whose result's kind follows from their arguments' kinds (their contents do not matter)
@@ -311,6 +312,14 @@ class Inference:
             return self._apply_call(("vjp", name), fn, node)
         if name is not None and name in self.write_helpers:
             return write_helper_kinds(self.write_helpers[name], node.args, self.expr, self.vjps)
+        if isinstance(func, gast.Attribute) and func.attr in _METHODS and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args):
+            receiver = self.expr(func.value)  # an array's own method, as a template writes g.dot(a)
+            if receiver is None or any(k.type is not np.ndarray for k in receiver):
+                return None
+            method = func.attr
+            return self._apply(("method", method), lambda v, *args: getattr(v, method)(*args),
+                               [receiver, *(self.expr(a) for a in node.args)])
         callee = self.resolve(func)
         if callee is len and len(node.args) == 1 and not node.keywords:
             return self._length(self.expr(node.args[0]))
