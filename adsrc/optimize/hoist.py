@@ -54,11 +54,14 @@ _KNOWN_METHODS = _STACK_METHODS | {"append", "pop", "total"}  # of the tape and 
 def hoist(pullback: gast.FunctionDef, inference: Inference, stacks: set[str]) -> bool:
     """Hoist the loop-invariant leading statements of ``pullback``'s loops (see the module docstring);
     ``stacks`` names the Stack types of the generated code. Whether any moved."""
+    loops = [b for b in blocks(pullback.body) if any(isinstance(s, (gast.For, gast.While)) for s in b)]
+    if not loops:
+        return False
     made = {stmt.targets[0].id for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
             and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id in stacks}
     changed = False
-    for block in list(blocks(pullback.body)):
+    for block in loops:
         i = 0
         while i < len(block):
             loop = block[i]

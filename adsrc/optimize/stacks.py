@@ -110,6 +110,8 @@ def array_pushes(pullback: gast.FunctionDef, stack_type: str, arrays: Callable[[
     made = {stmt.targets[0].id for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
             and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == stack_type}
+    if not made:
+        return False
     changed = False
     for node in gast.walk(pullback):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "add" \
@@ -136,6 +138,8 @@ def outer_pushes(pullback: gast.FunctionDef, stack_type: str, outer_type: str, o
             and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == stack_type
             and stmt.value.args and isinstance(stmt.value.args[0], gast.Name)
             and stmt.value.args[0].id in outer_vjps and not stmt.value.keywords}
+    if not made:
+        return False
     pushes: dict[str, list[gast.Call]] = {s: [] for s in made}
     totals: dict[str, list[gast.Call]] = {s: [] for s in made}
     for node in gast.walk(pullback):
