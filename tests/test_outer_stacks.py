@@ -151,3 +151,38 @@ def test_loops_that_change_from_step_to_step(f, wrt):
     assert "specialized for" in specialized_source(f, args, wrt=wrt)
     compare(f, args, wrt, exact_lazy=False)
     check(f, *args, wrt=wrt)
+
+
+def nested(W, xs):
+    s = 0.0
+    for x in xs:
+        for k in range(3):
+            s = s + (W @ x)[k % 2] * 0.5  # a one-hot cotangent in the inner loop
+    return s
+
+
+def while_loop(W, xs):
+    s = 0.0
+    i = 0
+    while i < len(xs):
+        s = s + np.sum(np.tanh(W @ xs[i]))
+        i += 1
+    return s
+
+
+def stops_early(W, xs, stop):
+    s = 0.0
+    for i in range(len(xs)):
+        if i == stop:
+            break
+        s = s + (W @ xs[i])[0]
+    return s
+
+
+@pytest.mark.parametrize("f, extra", [(nested, ()), (while_loop, ()), (stops_early, (0,)), (stops_early, (3,))])
+def test_hoisting_in_nested_while_and_broken_loops(f, extra):
+    W, xs = rng.standard_normal((3, 4)) * 0.5, [rng.standard_normal(4) for _ in range(6)]
+    args = (W, xs, *extra)
+    assert "specialized for" in specialized_source(f, args)
+    compare(f, args, 0, exact_lazy=False)
+    check(f, *args)
