@@ -16,7 +16,7 @@ import numpy as np
 
 from ..backend.pipeline import Mode, compile
 from ..backend.specialized import signature, specialized
-from ..config import resolve_eager
+from ..config import config, resolve_eager
 from ..rules.closures import lift
 from ..rules.registry import defjvp, defvjp
 from ..errors import InvalidArgument, NonScalarOutput
@@ -155,7 +155,10 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
                                                      "derivative returns gradients")
         return _derivative_vjp(func, args, wrt)
     reverse = reverse_of(func, wrt)
-    values, adjoint = reverse.prepare(func, args, {}, None if eager is None else bool(eager), False)
+    values, generic = reverse.prepare(func, args, {}, None if eager is None else bool(eager), False)
+    # The adjoint specialized for the arguments' kinds, as grad runs it. It takes a scalar result's
+    # cotangent to be a float (a gradient's seed); another cotangent is pulled back by the generic one.
+    adjoint = (specialized(generic, signature(values)) if config.specialize and not has_aux else None) or generic
     try:
         returned, first = adjoint.function(*values)
     except RecursionError as error:
@@ -167,7 +170,9 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
     def pullback(cotangent: Any) -> Any:
         refuse_subclasses(func, "cotangent", cotangent, "pullback's")
         backward = state.pop("pullback", None)
-        if backward is None:
+        if adjoint is not generic and type(value) in _NUMBERS and type(cotangent) not in _SEEDS:
+            backward = generic.function(*values)[1]
+        elif backward is None:
             backward = adjoint.function(*values)[1]
         if isinstance(value, (list, tuple, dict)):
             cotangent = to_tangent(cotangent)
@@ -182,6 +187,10 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
         return reverse.finish(grads, values, cotangent, returned)
 
     return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+_NUMBERS = (float, int, np.float64)  # a result whose cotangent a specialized adjoint takes to be a float
+_SEEDS = (float, np.float64)
 
 
 def _shape(value: Any) -> tuple:
