@@ -16,6 +16,7 @@ from adsrc.values.stacks import OuterStack
 from gradcheck import check
 from test_specialize import compare, specialized_source
 from test_specialize_sequences import first_rows, rnn, tanh_sums
+from test_stacks import while_loop
 
 rng = np.random.default_rng(11)
 
@@ -158,15 +159,6 @@ def nested(W, xs):
     for x in xs:
         for k in range(3):
             s = s + (W @ x)[k % 2] * 0.5  # a one-hot cotangent in the inner loop
-    return s
-
-
-def while_loop(W, xs):
-    s = 0.0
-    i = 0
-    while i < len(xs):
-        s = s + np.sum(np.tanh(W @ xs[i]))
-        i += 1
     return s
 
 
