@@ -16,7 +16,7 @@ x2 = np.array([0.3, 0.8])
 x3 = np.array([0.3, -0.8, 1.1])
 
 
-# -- adjoints of overwritten variables (reverse.py) --------------------------------
+# -- adjoints of overwritten variables (reverse_control_flow.py, kill) -----------
 def nested_sums(x):
     return sum(sum(x[j] * j for j in range(2)) * w for w in x)
 

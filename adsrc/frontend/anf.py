@@ -297,7 +297,7 @@ class ANF(CalleeResolver):
         """``xs.append(v)`` on a differentiated list becomes ``xs = [*xs, v]``.
 
         The adjoint runs it in place again and pops it back in the backward
-        sweep (transforms/reverse.py, ``grown_in_place``); forward mode keeps
+        sweep (transforms/reverse_blocks.py, ``grown_in_place``); forward mode keeps
         the copy, which leaves every version of the list as it was.
         """
         items = stmt.value.func.value.id

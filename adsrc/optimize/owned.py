@@ -12,7 +12,7 @@ Input: a pullback. Output: the same where a backward loop uses a gradient
   written ``d = added_into(d, getitem_dx, du, None, y, index)``;
 * ``written_part(d, y, index, v)``, which reads ``d[index]`` and returns a copy;
 * for a list grown by ``xs.append(v)`` (which the forward sweep runs in
-  place, transforms/reverse.py), ``part(d, -1)``, which reads the last item,
+  place, transforms/reverse_blocks.py), ``part(d, -1)``, which reads the last item,
   and ``d = drop_last(d)``, which copies the rest: written
   ``d = drop_last_in_place(d)``. A list's items are replaced, never written
   into, since an item may be shared.

@@ -4,7 +4,7 @@ Input: an adjoint whose pops are linked to their pushes (the ``PUSHES`` annotati
 Output: each pop restores only names that are read before they are next
 assigned, its pushes save only those, and a pop with nothing left goes away
 together with its pushes (and the tape itself when no push remains), and a
-forward copy ``h_prev = h`` made for a push (transforms/reverse.py) goes away
+forward copy ``h_prev = h`` made for a push (transforms/reverse_control_flow.py) goes away
 once no push saves it. A push that saves nothing but such copies, made
 together just before, saves the values themselves where the copies stood:
 ``tape.append(y)`` before ``y = f(y)``, not ``y_prev = y`` ... ``tape.append(y_prev)``.

@@ -28,7 +28,7 @@ import gast
 
 from ..frontend.activity import Activity, gradient_reads, target_names
 from ..frontend.anf import CalleeResolver, Prim, argument_label, call_site, local_names
-from .reverse import beyond_rule
+from .reverse_blocks import beyond_rule
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.build import assign, call, clone, const, dotted, line_comment, merge_comments, name, store

@@ -1,0 +1,224 @@
+"""Statement lists, branches and loops through both sweeps of the reverse pass (transforms/reverse.py).
+
+Input: a list of ANF statements. Output: its forward sweep, with tape pushes,
+and its backward sweep, with the matching pops, in reverse order.
+
+* Each statement goes to its rule (``stmt``): an active primitive or a write
+  to ``BackwardBlocks`` (transforms/reverse_blocks.py), a branch or a loop
+  here. An active variable overwritten by a value that carries no gradient
+  has its adjoint reset to zero (``kill``).
+* The values a run of simple statements must save go on the tape as one
+  tuple, pushed after the run and popped before its backward blocks
+  (``block``); a pending value the run reassigns is kept under another name
+  (``h_prev = h``) so that the run goes on. Each pop is annotated PUSHES with
+  the pushes it undoes, for optimize/tape.py.
+* A branch saves its condition, a loop counts its iterations, on the tape
+  when inside a loop; the backward sweep replays the branch, and the loop's
+  backward body that many times.
+
+``ReverseControlFlow`` is a mixin of ``Reverse``, which gives it the state
+(``namer``, ``act``, ``rt``, ``parsed``, ``locals``, ``tape``,
+``loop_depth``, ``loop_assigned``, ``write_aliases``) and ``adj``; ``primitive`` and
+``write`` come from ``BackwardBlocks``.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..frontend.activity import target_names
+from ..frontend.desugar import builtin_name
+from ..ir import annotations as anno
+from ..ir.build import assign, call, const, is_comment, merge_comments, name, names_tuple, store
+
+
+class ReverseControlFlow:
+    # -- the tape ---------------------------------------------------------
+    def tape_name(self) -> str:
+        if self.tape is None:
+            self.tape = self.namer.fresh("tape")
+        return self.tape
+
+    def push(self, names: list[str]) -> gast.stmt:
+        value = names_tuple(names, gast.Load())
+        return gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=name(self.tape_name()), attr="append", ctx=gast.Load()),
+            args=[value], keywords=[]))
+
+    def pop(self, names: list[str]) -> gast.stmt:
+        value = gast.Call(func=gast.Attribute(value=name(self.tape_name()), attr="pop", ctx=gast.Load()),
+                          args=[], keywords=[])
+        return assign(names_tuple(names, gast.Store()), value)
+
+    # -- statement lists --------------------------------------------------
+    def block(self, stmts: list[gast.stmt]) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """Reverse a statement list; tape pushes of neighbouring statements share one tuple.
+
+        A push is delayed past the following statements until control flow
+        intervenes; the matching pop then serves the backward blocks of the
+        whole group. A statement that reassigns a pending name ``h`` and has
+        values of its own to save keeps the old value under another name first
+        (``h_prev = h``, no copy of data), which the group pushes and its
+        backward blocks read, so that a loop body of simple statements pushes
+        once per iteration.
+        """
+        fwd: list[gast.stmt] = []
+        bwd: list[gast.stmt] = []
+        group_fwd: list[gast.stmt] = []
+        group_bwd: list[gast.stmt] = []
+        pending: list[str] = []
+
+        def flush() -> None:
+            nonlocal group_fwd, group_bwd, pending, bwd
+            fwd.extend(group_fwd)
+            if pending:
+                push, pop = self.push(pending), self.pop(pending)
+                anno.set(pop, anno.PUSHES, [push])
+                fwd.append(push)
+                at = 1 if group_bwd and is_comment(group_bwd[0]) else 0
+                group_bwd.insert(at, pop)
+            bwd = group_bwd + bwd
+            group_fwd, group_bwd, pending = [], [], []
+
+        for stmt in stmts:
+            f, b, save = self.stmt(stmt)
+            simple = isinstance(stmt, gast.Assign)
+            writes = simple and isinstance(stmt.targets[0], gast.Subscript)  # in place: rebinds nothing
+            assigned = {n.id for t in (stmt.targets if simple and not writes else []) for n in gast.walk(t)
+                        if isinstance(n, gast.Name)}
+            clash = assigned & set(pending)
+            if simple and not writes and clash and save and self.can_keep_previous(clash, group_bwd):
+                f = self.keep_previous(sorted(clash), pending, group_bwd) + f
+            elif not simple or clash:
+                flush()
+            group_fwd += f
+            group_bwd = b + group_bwd
+            pending += [n for n in save if n not in pending]
+            if not simple:
+                flush()
+        flush()
+        return fwd, merge_comments(bwd)
+
+    def can_keep_previous(self, names: set[str], group_bwd: list[gast.stmt]) -> bool:
+        """Whether the pending ``names`` can be saved under other names: none shares memory with an array
+        written in place, and the group's backward blocks only read them."""
+        return not names & self.write_aliases and not any(
+            isinstance(n, gast.Name) and n.id in names and not isinstance(n.ctx, gast.Load)
+            for s in group_bwd for n in gast.walk(s))
+
+    def keep_previous(self, names: list[str], pending: list[str], group_bwd: list[gast.stmt]) -> list[gast.stmt]:
+        """``h_prev = h`` for each pending name about to be reassigned: the group saves ``h_prev``
+        instead, and the backward blocks already in the group read it."""
+        copies = []
+        for old in names:
+            kept = self.namer.fresh(f"{old}_prev")
+            self.locals.add(kept)
+            pending[pending.index(old)] = kept
+            for s in group_bwd:
+                for n in gast.walk(s):
+                    if isinstance(n, gast.Name) and n.id == old:
+                        n.id = kept
+            copy_ = assign(kept, name(old))
+            anno.set(copy_, anno.TAPE_COPY, True)
+            copies.append(copy_)
+        return copies
+
+    def stmt(self, stmt: gast.stmt) -> tuple[list, list, list[str]]:
+        """Forward statements, backward statements, and the names to save on the tape."""
+        if isinstance(stmt, gast.Assign) and anno.has(stmt, anno.PRIM):
+            if anno.get(stmt, anno.PRIM).kind == "write":
+                return self.write(stmt, anno.get(stmt, anno.PRIM))
+            target = stmt.targets[0].id
+            if self.act.active(target):
+                return self.primitive(stmt, target, anno.get(stmt, anno.PRIM))
+            return [stmt], [], []
+        if isinstance(stmt, gast.Assign):
+            return [stmt], self.kill(target_names(stmt.targets[0])), []
+        if isinstance(stmt, gast.If):
+            return (*self.branch(stmt), [])
+        if isinstance(stmt, (gast.For, gast.While)):
+            return (*self.loop(stmt), [])
+        return [stmt], [], []
+
+    def kill(self, names: list[str]) -> list[gast.stmt]:
+        """Backward statements resetting the adjoints of the active ``names`` (overwritten here)."""
+        return [assign(self.adj(n), name(self.rt["zero"])) for n in names if self.act.active(n)]
+
+    # -- branches and loops -----------------------------------------------
+    def branch(self, stmt: gast.If) -> tuple[list, list]:
+        body_f, body_b = self.block(stmt.body)
+        else_f, else_b = self.block(stmt.orelse)
+        if not body_b and not else_b:
+            stmt.body, stmt.orelse = body_f or [gast.Pass()], else_f
+            return [stmt], []
+        cond = self.namer.fresh("cond")
+        fwd = [gast.copy_location(assign(cond, stmt.test), stmt),
+               gast.copy_location(gast.If(test=name(cond), body=body_f or [gast.Pass()], orelse=else_f), stmt)]
+        if body_b:
+            bwd_if = gast.If(test=name(cond), body=body_b, orelse=else_b)
+        else:
+            bwd_if = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=name(cond)), body=else_b, orelse=[])
+        bwd: list[gast.stmt] = [bwd_if]
+        if self.loop_depth:
+            # Saved at the end of every path through the branch, before any
+            # break or continue, so it is the first thing the backward pops.
+            pop = self.pop([cond])
+            anno.set(pop, anno.PUSHES, _append_to_paths(fwd[1].body, self.push([cond])) +
+                     _append_to_paths(fwd[1].orelse, self.push([cond])))
+            bwd.insert(0, pop)
+        return fwd, bwd
+
+    def loop(self, stmt: gast.For | gast.While) -> tuple[list, list]:
+        self.loop_depth += 1
+        assigned = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.loop_assigned.append(assigned)
+        body_f, body_b = self.block(stmt.body)
+        self.loop_assigned.pop()
+        self.loop_depth -= 1
+        if isinstance(stmt, gast.For) and body_b:
+            body_b = body_b + self.kill(target_names(stmt.target))
+        if not body_b:
+            stmt.body = body_f
+            return [stmt], []
+        hint = f"n_{stmt.target.id}" if isinstance(stmt, gast.For) else "n_iterations"
+        count = self.namer.fresh(hint)
+        increment = gast.AugAssign(target=store(count), op=gast.Add(), value=const(1))
+        stmt.body = [increment] + body_f
+        fwd = [assign(count, const(0)), stmt]
+        loop_var = self.namer.fresh("_")
+        replay = call(builtin_name(self.parsed, "range"), name(count))
+        bwd: list[gast.stmt] = [gast.For(target=store(loop_var), iter=replay,
+                                         body=body_b, orelse=[], type_comment=None)]
+        if self.loop_depth:
+            push, pop = self.push([count]), self.pop([count])
+            anno.set(pop, anno.PUSHES, [push])
+            fwd.append(push)
+            bwd.insert(0, pop)
+        return fwd, bwd
+
+
+def _append_to_paths(block: list[gast.stmt], stmt: gast.stmt) -> list[gast.stmt]:
+    """Put a copy of ``stmt`` at the end of every path through ``block``, before its
+    jump if it has one; return the copies."""
+    last = block[-1] if block else None
+    if isinstance(last, gast.If) and _jumps(last):
+        return _append_to_paths(last.body, stmt) + _append_to_paths(last.orelse, stmt)
+    copied = copy.deepcopy(stmt)
+    if isinstance(last, (gast.Break, gast.Continue, gast.Return)):
+        block.insert(len(block) - 1, copied)
+    elif isinstance(last, gast.Pass) and len(block) == 1:
+        block[0] = copied
+    else:
+        block.append(copied)
+    return [copied]
+
+
+def _jumps(node: gast.AST) -> bool:
+    """True if a break, continue or return may leave this if statement's branches."""
+    for stmt in node.body + node.orelse:
+        if isinstance(stmt, (gast.Break, gast.Continue, gast.Return)):
+            return True
+        if isinstance(stmt, gast.If) and _jumps(stmt):
+            return True
+    return False
