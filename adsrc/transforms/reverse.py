@@ -33,7 +33,7 @@ import gast
 
 from ..frontend.activity import Activity, target_names
 from ..errors import NoGradientRule
-from ..frontend.anf import Prim, argument_label, call_site
+from ..frontend.prims import Prim, argument_label, call_site
 from ..frontend.desugar import builtin_name
 from ..ir import annotations as anno
 from ..ir.build import (arguments, assign, call, clone, const, dotted, is_comment, line_comment,
