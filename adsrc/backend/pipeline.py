@@ -37,7 +37,8 @@ import gast
 
 from ..errors import UnsupportedSyntax
 from ..frontend.activity import analyze
-from ..frontend.anf import CalleeResolver, local_names, to_anf
+from ..frontend.anf import to_anf
+from ..frontend.callees import CalleeResolver, local_names
 from ..frontend.desugar import desugar
 from ..frontend.assignments import lower_assignments
 from ..frontend.aliasing import Aliasing

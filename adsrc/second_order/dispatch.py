@@ -47,7 +47,7 @@ from .helpers import (  # noqa: F401  (generated code reaches every helper throu
     unary, unpack, vararg_tangents, zero, _all_zero,
 )
 from ..backend.pipeline import EAGER, compile
-from ..frontend.anf import positional_parameters
+from ..frontend.prims import positional_parameters
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg, writes
 from ..rules.iterables import dict_with

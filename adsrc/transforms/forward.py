@@ -27,7 +27,8 @@ from typing import Any
 import gast
 
 from ..frontend.activity import Activity, gradient_reads, target_names
-from ..frontend.anf import CalleeResolver, Prim, argument_label, call_site, local_names
+from ..frontend.callees import CalleeResolver, local_names
+from ..frontend.prims import Prim, argument_label, call_site
 from .reverse_blocks import beyond_rule
 from ..errors import NoGradientRule, UnsupportedSyntax
 from ..ir import annotations as anno

@@ -30,7 +30,7 @@ import os
 import gast
 
 from ..errors import NoGradientRule
-from ..frontend.anf import Prim, argument_label, call_site
+from ..frontend.prims import Prim, argument_label, call_site
 from ..ir.build import assign, call, clone, const, dotted, name, store
 
 
