@@ -54,9 +54,9 @@ from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
 from .aliasing import Aliasing, local_names
 from .assignments import flatten_assignments
 from .closures import Closures
-from .fence import ufunc_at_call
 from .inline import inline_local_functions
 from .loops import LoopLowering, _names_in
+from .mutations import ufunc_at_call
 from .parse import _MISSING, Parsed
 
 # Builtins that generated code may call: the index loops of zip (here) and of ANF,
