@@ -19,7 +19,7 @@ Input: a fenced FunctionDef. Output: a FunctionDef in which
   operand of ``and``/``or``, runs only where Python would run it: that
   expression becomes an if statement assigning a fresh name, as does any
   ``and``/``or`` whose operands are not all evidently bools (its result may
-  be a differentiable operand);
+  be a differentiable operand) (comprehensions.py);
 * loops over enumerate, zip, reversed, dicts and their views are lowered as
   loops.py says, and every assignment is single and flat (assignments.py);
   ``a, b = e`` reads what Python's unpacking iterates;
@@ -35,7 +35,11 @@ Input: a fenced FunctionDef. Output: a FunctionDef in which
   branch records and iteration counts;
 * a ``return`` inside a loop sets a result and a flag and breaks, and the
   function has either one ``return`` at its end or a ``result`` variable;
-  a function that may end without a return returns None.
+  a function that may end without a return returns None (jumps.py).
+
+Desugar does the rest itself, in :meth:`Desugar.run`: it combines the
+mixins of comprehensions.py, jumps.py and loops.py, and calls inline.py,
+assignments.py and ir/contexts.py.
 """
 from __future__ import annotations
 
@@ -44,25 +48,25 @@ import copy
 
 import gast
 
-from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
 from ..rules.spellings import ufunc_at
-from ..ir.build import assign, call, const, located, name, store
+from ..ir.build import assign, call, const, located, name
 from ..ir.contexts import lower_with
 from ..ir.dataflow import names as name_nodes
-from ..ir.naming import Namer, Rename, rewrite_expressions, stored_names
+from ..ir.naming import Namer, Rename, stored_names
 from .aliasing import Aliasing, local_names
 from .assignments import flatten_assignments
 from .closures import Closures
-from .fence import ufunc_at_call
+from .comprehensions import ComprehensionHoisting
 from .inline import inline_local_functions
+from .jumps import JumpLowering
 from .loops import LoopLowering, _names_in
+from .mutations import ufunc_at_call
 from .parse import _MISSING, Parsed
 
 # Builtins that generated code may call: the index loops of zip (here) and of ANF,
 # and the backward sweep's replay of loops.
 GENERATED_BUILTINS = ("range", "len", "min", "list", "dict")
-_COMPREHENSIONS = (gast.GeneratorExp, gast.ListComp, gast.DictComp)
 
 
 class Simplify(gast.NodeTransformer):
@@ -112,154 +116,9 @@ def _as_list(result) -> list[gast.stmt]:
     return result if isinstance(result, list) else [result]
 
 
+class Desugar(ComprehensionHoisting, JumpLowering, LoopLowering):
+    """Rewrites one function into the structured core, in :meth:`run`."""
 
-class _ComprehensionHoister(gast.NodeTransformer):
-    """Replaces comprehensions in one statement by fresh names, collecting their loops.
-
-    ``sum(e for x in xs)`` becomes a running total; any other list
-    comprehension or generator expression becomes a list built by
-    ``.append`` (a generator is consumed at once: adsrc has no lazy sequences).
-    """
-
-    def __init__(self, desugar: "Desugar"):
-        self.desugar = desugar
-        self.before: list[gast.stmt] = []
-
-    def loops(self, comp, body: list[gast.stmt]) -> list[gast.stmt]:
-        for gen in reversed(comp.generators):
-            if gen.ifs:
-                test = gen.ifs[0] if len(gen.ifs) == 1 else gast.BoolOp(op=gast.And(), values=gen.ifs)
-                body = [gast.If(test=test, body=body, orelse=[])]
-            body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[], type_comment=None)]
-        return body
-
-    def hint(self, comp, prefix: str, fallback: str) -> str:
-        first = comp.generators[0].target
-        return f"{prefix}{first.id}" if isinstance(first, gast.Name) else fallback
-
-    def visit_Call(self, node: gast.Call):
-        func = node.func
-        spelled = self.spelled_out(node)
-        if spelled is not None:
-            return self.visit(spelled)
-        if not (isinstance(func, gast.Name) and func.id == "sum" and node.args
-                and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp))
-                and self.desugar.is_builtin("sum")):
-            return self.generic_visit(node)
-        comp = node.args[0]
-        start = self.visit(node.args[1]) if len(node.args) > 1 else const(0)
-        self.desugar.isolate_targets(comp)
-        total = self.desugar.namer.fresh(self.hint(comp, "sum_", "total"))
-        body = [assign(total, gast.BinOp(left=name(total), op=gast.Add(), right=comp.elt), node)]
-        self.before.extend(located([assign(total, start, node)] + self.loops(comp, body), node))
-        return name(total)
-
-    def spelled_out(self, node: gast.Call) -> gast.expr | None:
-        """``list(zip(xs, ys))``, ``tuple(enumerate(xs))``, ``list(reversed(xs))``, ``dict(zip(ks, vs))``
-        as the comprehension that builds the same container (``[(a, b) for a, b in zip(xs, ys)]``),
-        which adsrc differentiates; None for any other call."""
-        outer = self.desugar._builtin_call(node)
-        if outer not in ("list", "tuple", "dict") or len(node.args) != 1 or node.keywords:
-            return None
-        inner = node.args[0]
-        kind = self.desugar._builtin_call(inner)
-        if kind == "zip" and inner.args and not inner.keywords:
-            items = [self.desugar.namer.fresh("item") for _ in inner.args]
-        elif kind == "enumerate" and 1 <= len(inner.args) <= 2 and not inner.keywords:
-            items = [self.desugar.namer.fresh("count"), self.desugar.namer.fresh("item")]
-        elif kind == "reversed" and len(inner.args) == 1 and not inner.keywords and outer != "dict":
-            items = [self.desugar.namer.fresh("item")]
-        else:
-            return None
-        target = store(items[0]) if len(items) == 1 else gast.Tuple(elts=[store(i) for i in items], ctx=gast.Store())
-        loop = [gast.comprehension(target=target, iter=inner, ifs=[], is_async=0)]
-        if outer == "dict":
-            if len(items) != 2:
-                return None
-            return located([gast.DictComp(key=name(items[0]), value=name(items[1]), generators=loop)], node)[0]
-        elt = name(items[0]) if len(items) == 1 else gast.Tuple(elts=[name(i) for i in items], ctx=gast.Load())
-        comp = located([gast.ListComp(elt=elt, generators=loop)], node)[0]
-        return comp if outer == "list" else gast.copy_location(
-            gast.Call(func=node.func, args=[comp], keywords=[]), node)
-
-    def visit_Lambda(self, node: gast.Lambda) -> gast.Lambda:
-        """Only the defaults run where the lambda is defined; its body is desugared where it is inlined."""
-        node.args.defaults = [self.visit(d) for d in node.args.defaults]
-        return node
-
-    def visit_ListComp(self, node):
-        self.desugar.isolate_targets(node)
-        items = self.desugar.namer.fresh(self.hint(node, "list_of_", "items"))
-        append = gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=name(items), attr="append", ctx=gast.Load()),
-            args=[node.elt], keywords=[]))
-        empty = assign(items, gast.List(elts=[], ctx=gast.Load()), node)
-        self.before.extend(located([empty] + self.loops(node, [append]), node))
-        self.desugar.lists.add(items)
-        return name(items)
-
-    visit_GeneratorExp = visit_ListComp
-
-    def visit_DictComp(self, node):
-        """``{k: v for ...}``: a list of ``(k, v)`` pairs built by a loop, then ``dict(pairs)``, which
-        keeps each key's first position and last value, as the comprehension does."""
-        self.desugar.isolate_targets(node)
-        pairs = self.desugar.namer.fresh(self.hint(node, "pairs_of_", "pairs"))
-        pair = gast.Tuple(elts=[node.key, node.value], ctx=gast.Load())
-        append = gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=name(pairs), attr="append", ctx=gast.Load()), args=[pair], keywords=[]))
-        empty = assign(pairs, gast.List(elts=[], ctx=gast.Load()), node)
-        self.before.extend(located([empty] + self.loops(node, [append]), node))
-        self.desugar.lists.add(pairs)
-        return call(self.desugar.builtin("dict"), name(pairs))
-
-    def visit_IfExp(self, node: gast.IfExp):
-        """``a if c else b`` with a comprehension in a branch: an if statement, so the
-        comprehension runs only when its branch is taken."""
-        if not (_has_comprehension(node.body) or _has_comprehension(node.orelse)):
-            return self.generic_visit(node)
-        test = self.visit(node.test)
-        choice = self.desugar.namer.fresh("choice")
-        branch = gast.If(test=test, body=[assign(choice, node.body, node)],
-                         orelse=[assign(choice, node.orelse, node)])
-        self.before.extend(located([branch], node))
-        return name(choice)
-
-    def visit_BoolOp(self, node: gast.BoolOp):
-        """``a and b`` / ``a or b`` that may yield a number, or with a comprehension after
-        the first operand: nested if statements assigning a fresh name, so that each
-        operand runs only when Python would evaluate it and a gradient can flow
-        through the operand that is the result."""
-        if all(_is_truth_value(v) for v in node.values) \
-                and not any(_has_comprehension(v) for v in node.values[1:]):
-            return self.generic_visit(node)
-        result = self.desugar.namer.fresh("either" if isinstance(node.op, gast.Or) else "both")
-
-        def chain(values: list[gast.expr]) -> list[gast.stmt]:
-            first = assign(result, values[0], node)
-            if len(values) == 1:
-                return [first]
-            test = name(result) if isinstance(node.op, gast.And) else \
-                gast.UnaryOp(op=gast.Not(), operand=name(result))
-            return [first, gast.If(test=test, body=chain(values[1:]), orelse=[])]
-
-        self.before.extend(located(chain([self.visit(node.values[0])] + node.values[1:]), node))
-        return name(result)
-
-
-def _is_truth_value(node: gast.AST) -> bool:
-    """True for an operand that is evidently a bool (a comparison, a not, True/False)."""
-    if isinstance(node, gast.BoolOp):
-        return all(_is_truth_value(v) for v in node.values)
-    return isinstance(node, gast.Compare) or (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)) \
-        or (isinstance(node, gast.Constant) and isinstance(node.value, bool))
-
-
-def _has_comprehension(node: gast.AST) -> bool:
-    return any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(node))
-
-
-class Desugar(LoopLowering):
     def __init__(self, parsed: Parsed, namer: Namer):
         self.parsed = parsed
         self.namer = namer
@@ -327,100 +186,6 @@ class Desugar(LoopLowering):
             return body
         binding = gast.ImportFrom(module="builtins", names=names, level=0)
         return located([binding], body[0] if body else self.parsed.node) + body
-
-    # -- comprehensions --------------------------------------------------
-    def isolate_targets(self, comp: gast.AST) -> None:
-        """Rename comprehension variables that would clash once hoisted into the function."""
-        inside = set()
-        for gen in comp.generators:
-            inside |= _names_in([gen.target])
-        outside = self._all_names - _names_in([comp]) | (self._hoisted & inside)
-        clashes = {n: self.namer.fresh(n) for n in inside if n in outside}
-        if clashes:
-            Rename(clashes).visit(comp)
-        self._hoisted |= _names_in(g.target for g in comp.generators)
-
-    def hoist_sums(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for stmt in stmts:
-            if isinstance(stmt, gast.While):
-                if any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(stmt.test)):
-                    raise UnsupportedSyntax("sum over a comprehension in a while condition",
-                                            self.parsed.where(stmt.test))
-            hoister = _ComprehensionHoister(self)
-            rewrite_expressions(stmt, hoister)
-            for field in ("body", "orelse"):
-                if hasattr(stmt, field):
-                    setattr(stmt, field, self.hoist_sums(getattr(stmt, field)))
-            out.extend(self.hoist_sums(hoister.before))
-            out.append(stmt)
-        return out
-
-    # -- returns and jumps ----------------------------------------------
-    def convert_returns(self, stmts: list[gast.stmt], depth: int) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for stmt in stmts:
-            if isinstance(stmt, gast.Return) and depth > 0:
-                value = stmt.value if stmt.value is not None else const(None)
-                out += located([assign(self._result(), value), assign(self._flag(), const(True)),
-                                gast.Break()], stmt)
-                continue
-            if isinstance(stmt, (gast.For, gast.While)):
-                has_return = any(isinstance(n, gast.Return) for n in gast.walk(stmt))
-                stmt.body = self.convert_returns(stmt.body, depth + 1)
-                out.append(stmt)
-                if has_return:
-                    jump = gast.Break() if depth > 0 else gast.Return(value=name(self._result()))
-                    out.append(gast.copy_location(gast.If(test=name(self._flag()), body=located([jump], stmt), orelse=[]), stmt))
-                continue
-            if isinstance(stmt, gast.If):
-                stmt.body = self.convert_returns(stmt.body, depth)
-                stmt.orelse = self.convert_returns(stmt.orelse, depth)
-            out.append(stmt)
-        return out
-
-    def _result(self) -> str:
-        if self.result is None:
-            self.result = self.namer.fresh("result")
-        return self.result
-
-    def _flag(self) -> str:
-        if self.flag is None:
-            self.flag = self.namer.fresh("returned")
-        return self.flag
-
-    def normalize_jumps(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
-        for i, stmt in enumerate(stmts):
-            if isinstance(stmt, gast.If):
-                stmt.body = self.normalize_jumps(stmt.body)
-                stmt.orelse = self.normalize_jumps(stmt.orelse)
-            elif isinstance(stmt, (gast.For, gast.While)):
-                stmt.body = self.normalize_jumps(stmt.body)
-            out.append(stmt)
-            if _is_jump(stmt):
-                return out
-            if isinstance(stmt, gast.If) and _may_jump(stmt):
-                rest = self.normalize_jumps(stmts[i + 1:])
-                if rest:
-                    _append_rest(stmt, rest)
-                return out
-        return out
-
-    def single_exit(self, body: list[gast.stmt]) -> list[gast.stmt]:
-        """One ``return`` at the end; a function that may end without one returns None, as in Python."""
-        returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
-        if len(returns) == 1 and body and body[-1] is returns[0] and self.result is None:
-            if returns[0].value is None:
-                returns[0].value = located([const(None)], returns[0])[0]
-            return body
-        if not returns:
-            return body + located([gast.Return(value=const(None))], body[-1] if body else self.parsed.node)
-        result = self._result()
-        start = located([assign(result, const(None))], body[0]) if _falls_through(body) else []
-        body = [_ReturnToResult(result).visit(s) for s in body]
-        end = gast.Return(value=name(result))
-        return start + body + located([end], body[-1] if body else self.parsed.node)
 
     def shared_names(self) -> dict[str, bool]:
         if getattr(self, "_shared", None) is None:
@@ -494,62 +259,12 @@ class Desugar(LoopLowering):
         return node
 
 
-class _ReturnToResult(gast.NodeTransformer):
-    """``return e`` becomes ``result = e``; the function then ends in ``return result``."""
-
-    def __init__(self, result: str):
-        self.result = result
-
-    def visit_Return(self, node: gast.Return) -> gast.stmt:
-        value = node.value if node.value is not None else const(None)
-        if isinstance(value, gast.Name) and value.id == self.result:
-            return gast.copy_location(gast.Pass(), node)
-        return assign(self.result, value, node)
-
-
-def _falls_through(block: list[gast.stmt]) -> bool:
-    """True if control may reach the end of ``block`` (its last statement is no return or raise)."""
-    if not block:
-        return True
-    last = block[-1]
-    if isinstance(last, (gast.Return, gast.Raise)):
-        return False
-    if isinstance(last, gast.If):
-        return _falls_through(last.body) or _falls_through(last.orelse)
-    return True
-
-
 def _makes_dict(value: gast.expr, desugar: "Desugar") -> bool:
     """True for a dict display or comprehension, or a call of the builtin dict."""
     if isinstance(value, (gast.Dict, gast.DictComp)):
         return True
     return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "dict" \
         and desugar.is_builtin("dict")
-
-
-def _is_jump(stmt: gast.stmt) -> bool:
-    return isinstance(stmt, (gast.Break, gast.Continue, gast.Return))
-
-
-def _may_jump(stmt: gast.stmt) -> bool:
-    """True if control may leave ``stmt`` by break, continue or return."""
-    if _is_jump(stmt):
-        return True
-    if isinstance(stmt, gast.If):
-        return any(_may_jump(s) for s in stmt.body + stmt.orelse)
-    if isinstance(stmt, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for n in gast.walk(stmt))
-    return False
-
-
-def _append_rest(node: gast.If, rest: list[gast.stmt]) -> None:
-    for block in (node.body, node.orelse):
-        if block and _is_jump(block[-1]):
-            continue
-        if block and isinstance(block[-1], gast.If) and _may_jump(block[-1]):
-            _append_rest(block[-1], rest)
-            continue
-        block.extend(copy.deepcopy(rest))
 
 
 def builtin_name(parsed: Parsed, builtin: str) -> str:

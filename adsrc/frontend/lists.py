@@ -3,7 +3,7 @@
 Input: a parsed function and its aliasing facts (aliasing.py). Output: for
 each local name written by item (``xs[i] = v``, ``xs[i] += v``) that some
 assignment gives a list made here, ``""`` if the write is accepted, else the
-reason it is refused, with its line. The fence (fence.py) raises that reason.
+reason it is refused, with its line. The fence (mutations.py) raises that reason.
 
 Python writes into the list itself, so every other way of reaching the list
 would see the write: adsrc accepts a write only where nothing but the name

@@ -31,7 +31,7 @@ write the loop instead, which adsrc differentiates.
 
 ``np.add.at(y, indices, v)`` and ``np.subtract.at`` write into ``y`` in place,
 repeated indices adding up. Into an array the function made (the rules of
-``y[i] = v``, frontend/fence.py), the frontend runs the call as the write
+``y[i] = v``, frontend/mutations.py), the frontend runs the call as the write
 ``y[...] = ufunc_at(np.add, y, indices, v)``: :func:`ufunc_at` does the same
 on a copy, and has the rule (``y``'s cotangent passes through, ``v`` gets
 ``g[indices]``). Into an input, or with another ufunc, it is refused.
