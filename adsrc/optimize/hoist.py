@@ -48,7 +48,8 @@ _OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.USub)
 _SAFE_NODES = (gast.Name, gast.Constant, gast.Tuple, gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute,
                gast.Load, gast.keyword) + _OPERATORS
 _STACK_METHODS = frozenset({"push", "add"})
-_KNOWN_METHODS = _STACK_METHODS | {"append", "pop", "total"}  # of the tape and of Stacks
+_PURE_METHODS = frozenset({"dot"})  # an array's methods that templates write: they keep and change nothing
+_KNOWN_METHODS = _STACK_METHODS | _PURE_METHODS | {"append", "pop", "total"}  # and the tape's and Stacks'
 
 
 def hoist(pullback: gast.FunctionDef, inference: Inference, stacks: set[str]) -> bool:
@@ -69,9 +70,16 @@ def hoist(pullback: gast.FunctionDef, inference: Inference, stacks: set[str]) ->
             if moved and _named_outside(pullback, loop, moved):
                 moved = []
             if moved:
-                said = _said_before(loop.body, moved[0])
+                commented: list[gast.stmt] = []
+                last = None
+                for stmt in moved:  # under the original line each came from, as in the loop
+                    said = _said_before(loop.body, stmt)
+                    if said and said != last:
+                        commented.append(comment(f"{said}  (the same at every step of the loop below)"))
+                    last = said
+                    commented.append(stmt)
                 loop.body[:] = [stmt for stmt in loop.body if not any(stmt is m for m in moved)] or [gast.Pass()]
-                moved = ([comment(f"{said}  (the same at every step of the loop below)")] if said else []) + moved
+                moved = commented
                 block[i:i] = moved
                 changed = True
             i += len(moved) + 1
@@ -234,5 +242,7 @@ def _harmless_uses(stmt: gast.stmt, hoisted: set[str], inference: Inference, sta
             label = func.id if isinstance(func, gast.Name) else None
             if stack_call or label in inference.vjps and own_rule_function(inference.vjps[label]):
                 allowed |= {id(a) for a in node.args}
+            elif isinstance(func, gast.Attribute) and func.attr in _PURE_METHODS:
+                allowed |= {id(a) for a in node.args} | {id(func.value)}
     return all(id(n) in allowed for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id in hoisted
                and isinstance(n.ctx, gast.Load))
