@@ -178,3 +178,13 @@ def test_hoisting_in_nested_while_and_broken_loops(f, extra):
     assert "specialized for" in specialized_source(f, args)
     compare(f, args, 0, exact_lazy=False)
     check(f, *args)
+
+
+def test_an_inner_loops_invariant_leaves_the_outer_loop_too():
+    W, xs = rng.standard_normal((3, 4)), [rng.standard_normal(4) for _ in range(5)]
+    backward = specialized_source(nested, (W, xs)).split("def pullback", 1)[1]
+    before, loops = backward.split("for __1 in range(n_x):", 1)
+    assert "dW_at_x_k_mod_2 = ds * 0.5" in before and "(the same at every step of the loop below)" in before
+    assert "ds * 0.5" not in loops and "the same at every step" not in loops
+    inner = loops.split("for _ in range(n_k):", 1)[1]
+    assert "dW_at_x = np.zeros((3,))" in inner and "dW_at_x[k_mod_2] += dW_at_x_k_mod_2" in inner
