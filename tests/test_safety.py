@@ -232,7 +232,7 @@ def test_eight_threads_compile_and_differentiate_at_once():
 # -- scale -------------------------------------------------------------------------------
 
 
-def test_million_iteration_loop_without_recursion_and_with_linear_tape():
+def test_million_iteration_loop_without_recursion_and_with_linear_tape(monkeypatch):
     def tape_bytes(n):
         tracemalloc.start()
         try:
@@ -242,10 +242,18 @@ def test_million_iteration_loop_without_recursion_and_with_linear_tape():
             tracemalloc.stop()
         return held, value, pullback
 
+    # The generic adjoint saves y at every step: its tape grows linearly.
+    monkeypatch.setattr(adsrc.config, "specialize", False)
     small, _, _ = tape_bytes(50_000)
     large, _, pullback = tape_bytes(200_000)
     assert 3.2 < large / small < 4.8, (small, large)  # linear in the iterations
     assert large / 200_000 < 200, large  # a few saved floats per iteration
+    assert pullback(1.0) == pytest.approx(0.999999 ** 200_000, rel=1e-9)
+    # Specialized for a float, the backward sweep needs no y (its derivative is a constant): no tape.
+    monkeypatch.setattr(adsrc.config, "specialize", True)
+    tape_bytes(10)  # the specialization made outside the measurement
+    held, _, pullback = tape_bytes(200_000)
+    assert held < 20_000, held
     assert pullback(1.0) == pytest.approx(0.999999 ** 200_000, rel=1e-9)
     # A million iterations (no tracing, which triples the time): no RecursionError.
     assert adsrc.grad(long_loop)(0.5, 1_000_000) == pytest.approx(0.999999 ** 1_000_000, rel=1e-9)
