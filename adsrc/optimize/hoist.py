@@ -45,6 +45,7 @@ import numpy as np
 from ..ir.build import comment, is_comment
 from ..ir.dataflow import blocks
 from .kinds import Inference, library_primitive, own_rule_function
+from .stacks import stacks_made
 
 __all__ = ["hoist"]
 
@@ -64,9 +65,7 @@ def hoist(pullback: gast.FunctionDef, inference: Inference, stacks: set[str]) ->
     loops = [b for b in blocks(pullback.body) if any(isinstance(s, (gast.For, gast.While)) for s in b)]
     if not loops:
         return False
-    made = {stmt.targets[0].id for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
-            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id in stacks}
+    made = set(stacks_made(pullback, stacks))
     changed = False
     for block in reversed(loops):  # inner loops first: what they hoist may then leave the outer loop too
         i = 0

@@ -103,13 +103,19 @@ def _stack(loop: gast.stmt, acc, taken: set[str], indexed: set[str]) -> tuple[li
     return before, after
 
 
+def stacks_made(pullback: gast.FunctionDef, stack_types: set[str]) -> dict[str, gast.Assign]:
+    """Each name of ``pullback`` assigned a new stack (``s = Stack(...)``, of one of ``stack_types``), with
+    that assignment."""
+    return {stmt.targets[0].id: stmt for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id in stack_types}
+
+
 def array_pushes(pullback: gast.FunctionDef, stack_type: str, arrays: Callable[[gast.expr], bool]) -> bool:
     """In a specialized pullback, each ``s.add(g, ...)`` on a Stack ``s`` whose cotangent ``g`` the kinds
     prove a NumPy array (``arrays(g)``) as ``s.push(g, ...)``, which does not look at its type
     (adsrc/values/stacks.py); whether any changed."""
-    made = {stmt.targets[0].id for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
-            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == stack_type}
+    made = stacks_made(pullback, {stack_type})
     if not made:
         return False
     changed = False
@@ -133,10 +139,8 @@ def outer_pushes(pullback: gast.FunctionDef, stack_type: str, outer_type: str, o
     cotangent ``g`` (``W @ x + V @ y``) become one, ``dW_dV_stack.push(g, x, y)``, whose totals are
     ``dW_dV_stack.total(0)`` and ``.total(1)``: the stacked ``g`` is built once. A stack used in any
     other way is left. Whether any changed."""
-    made = {stmt.targets[0].id: stmt for stmt in gast.walk(pullback) if isinstance(stmt, gast.Assign)
-            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == stack_type
-            and stmt.value.args and isinstance(stmt.value.args[0], gast.Name)
+    made = {stack: stmt for stack, stmt in stacks_made(pullback, {stack_type}).items()
+            if stmt.value.args and isinstance(stmt.value.args[0], gast.Name)
             and stmt.value.args[0].id in outer_vjps and not stmt.value.keywords}
     if not made:
         return False
