@@ -8,9 +8,11 @@ from __future__ import annotations
 from .registry import rules as _all_rules
 from . import (  # noqa: F401  (imported for their registrations)
     builtins, decompositions, elementwise, indexing, iterables, joins, linalg, nondiff, norms, pymath, reductions,
-    shape,
+    nan_reductions, cumulative, histograms, shape,
 )
-from . import factorizations, statistics, signal, assembly, conversions  # noqa: F401  (issue 13's NumPy families)
+from . import (  # noqa: F401  (issue 13's NumPy families)
+    factorizations, least_squares, statistics, signal, assembly, conversions,
+)
 from . import closures  # noqa: F401  (local functions used as values)
 from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
 from . import spellings  # noqa: F401  (last: it copies the rules of the operators it spells otherwise)
@@ -29,14 +31,18 @@ FAMILIES = {
     "pymath": "The math module",
     "builtins": "Python builtins",
     "iterables": "Containers from containers: list, tuple, dict, a dict's views and get",
-    "reductions": "Reductions and scans",
+    "reductions": "Reductions",
+    "nan_reductions": "NaN-ignoring reductions",
+    "cumulative": "Scans and differences",
+    "histograms": "Counting: bincount and histograms",
     "linalg": "Products and contractions",
     "norms": "Norms",
     "decompositions": "Matrix functions",
     "shape": "Shape, layout and conversions",
     "joins": "Joining and splitting",
     "indexing": "Indexing",
-    "factorizations": "Factorizations and least squares",
+    "factorizations": "Factorizations: svd and qr",
+    "least_squares": "Pseudo-inverse, least squares, condition number and tensor solves",
     "statistics": "Order statistics, covariance and nan-scans",
     "signal": "Signals, integration and polynomials",
     "assembly": "Building and selecting arrays",

@@ -27,7 +27,8 @@ import numpy as np
 
 import operator
 
-from . import decompositions, elementwise, factorizations, indexing, joins, linalg, reductions, shape as _shape  # noqa: F401
+from . import (cumulative, decompositions, elementwise, factorizations, indexing, joins, linalg,  # noqa: F401
+               nan_reductions, reductions, shape as _shape)
 from . import iterables as _iterables
 from .registry import allow_complex, defattribute, defjvp, deflinear, defvjp, lookup
 from ._util import note, zero

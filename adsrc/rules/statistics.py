@@ -17,7 +17,7 @@ import numpy as np
 from .registry import defjvp, defvjp, lookup
 from ..errors import InvalidArgument
 from ._util import note, reduced_axes, zero
-from .reductions import _cumprod_dx, _cumprod_jvp, _cumsum_dx
+from .cumulative import _cumprod_dx, _cumprod_jvp, _cumsum_dx
 
 _NO = np._NoValue
 
