@@ -30,7 +30,7 @@ from ..optimize.inline_writes import WriteInliner, as_lists
 from ..optimize.kinds import only_read, single
 from ..optimize.specialize import Specializer, signature_kinds
 from ..optimize.stacks import array_pushes, outer_pushes
-from ..optimize.write_kinds import real_scalars
+from ..optimize.write_kinds import float64_arrays, real_scalars
 from ..rules import registry
 from ..rules.templates import Kind
 from .pipeline import Compiled, collection_paused
@@ -120,9 +120,9 @@ def describe(params: list[str], key: tuple) -> str:
     return ", ".join(parts)
 
 
-def _float64(kinds: frozenset | None, ndim: int) -> bool:
-    kind = single(kinds)
-    return kind is not None and kind.type is np.ndarray and kind.dtype == np.float64 and len(kind.shape) == ndim
+def _one_float64_shape(kinds: frozenset | None, ndim: int) -> bool:
+    """One kind: a float64 array of rank ``ndim`` (so of one shape at every step of a loop)."""
+    return single(kinds) is not None and float64_arrays(kinds, ndim)
 
 
 def _arrays(kinds: frozenset | None) -> bool:
@@ -180,7 +180,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
             matrix_vjp = registry.lookup(np.matmul).vjps[0]  # W @ x's vjp for W: g xᵀ of vectors
             outer_pushes(pullback_of(function), runtime["Stack"], runtime["OuterStack"],
                          {label for label, fn in vjps.items() if fn is matrix_vjp},
-                         lambda node, ndim: _float64(inference.expr(node), ndim), taken)
+                         lambda node, ndim: _one_float64_shape(inference.expr(node), ndim), taken)
     # what a backward loop computes the same at every step (a sum's cotangent), computed before it
     hoist(pullback_of(function), inference, {runtime["Stack"], runtime["OuterStack"]})
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
