@@ -169,7 +169,7 @@ def outer_pushes(pullback: gast.FunctionDef, stack_type: str, outer_type: str, o
             call.args = [call.args[0], call.args[3]]
     once = {pushes[s][0]: s for s in typed if len(pushes[s]) == 1}
     where = {id(stmt): block for block in blocks(pullback.body) for stmt in block}
-    for block in blocks(pullback.body):
+    for block in list(blocks(pullback.body)):  # listed first: a merge rewrites blocks the walk would be in
         for run in _adjacent_pushes(block, once):
             stacks = [once[call] for call in run]
             creations = [made[s] for s in stacks]
