@@ -9,13 +9,13 @@ value bit for bit and its gradients to rounding, in lazy and eager mode, and mat
 """
 from __future__ import annotations
 
-import linecache
 import random
 
 import numpy as np
 import pytest
 
 from gradcheck import check
+from sources import function_from_source
 from test_specialize import compare, specialized_source
 
 _BODIES = [
@@ -38,11 +38,8 @@ def _program(rng: random.Random, index: int):
     lines += ["        " + line.format(k=rng.randrange(n)) for line in body]
     lines.append("    return s + np.sum(h * h)")
     source = "\n".join(lines) + "\n"
-    filename = f"<test_loop_programs: program {index}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np}
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace[f"loop_program_{index}"], n, source
+    f = function_from_source(source, f"loop_program_{index}", f"<test_loop_programs: program {index}>")
+    return f, n, source
 
 
 @pytest.mark.parametrize("index", range(16))

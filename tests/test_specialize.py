@@ -18,6 +18,7 @@ import adsrc
 from adsrc.backend.pipeline import EAGER, REVERSE, compile as compiled
 from adsrc.backend.specialized import MAX_SIGNATURES
 from gradcheck import check
+from sources import function_from_source
 from test_properties import load_module, make_batch, arguments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -193,12 +194,7 @@ def test_random_scalar_programs():
         loop = "    for _ in range(n):\n" if trial % 2 else ""
         text = f"def prog(x, y, n):\n{loop}{body}\n" + (
             f"        x, y = {names[-1]} * 0.5, x\n" if trial % 2 else "") + f"    return {names[-1]} + x * y\n"
-        namespace = {"math": math, "np": np}
-        path = f"<random scalar program {trial}>"
-        import linecache
-        linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-        exec(compile(text, path, "exec"), namespace)
-        f = namespace["prog"]
+        f = function_from_source(text, "prog", f"<random scalar program {trial}>")
         args = (rng.uniform(-1, 1), rng.uniform(-1, 1), 3)
         compare(f, args, (0, 1))
         check(f, *args, wrt=(0, 1), rtol=1e-5, atol=1e-7)
@@ -215,13 +211,7 @@ def _straight_line_program(rng, statements, name):
                            f"w * {a} - {b} * 0.5", f"{a} * {b} * 0.25 + w"])
         lines.append(f"    y{i} = {expr}")
     lines.append(f"    return np.sum(y{statements - 1}) * w")
-    text = "\n".join(lines) + "\n"
-    import linecache
-    path = f"<random straight-line program {name}>"
-    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    namespace = {"np": np}
-    exec(compile(text, path, "exec"), namespace)
-    return namespace[name]
+    return function_from_source("\n".join(lines) + "\n", name, f"<random straight-line program {name}>")
 
 
 @pytest.mark.parametrize("statements, shape", [(12, (16,)), (180, (16,)), (400, (16,)), (60, (4, 5))])

@@ -7,7 +7,6 @@ zero, a loop of no step) and on random loops of writes.
 """
 from __future__ import annotations
 
-import linecache
 import os
 import random
 import sys
@@ -17,6 +16,7 @@ import pytest
 
 import adsrc
 from gradcheck import check
+from sources import function_from_source
 from test_specialize import compare, specialized_source
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -289,15 +289,9 @@ def _random_program(rng: random.Random, trial: int) -> str:
 
 
 def test_random_write_loops():
-    import math
     rng = random.Random(5)
     for trial in range(30):
-        text = _random_program(rng, trial)
-        path = f"<random write program {trial}>"
-        linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-        namespace = {"np": np, "math": math}
-        exec(compile(text, path, "exec"), namespace)
-        f = namespace["prog"]
+        f = function_from_source(_random_program(rng, trial), "prog", f"<random write program {trial}>")
         r = np.random.default_rng(trial)
         args = (r.uniform(-1, 1, rng.choice([2, 5, 9])), float(r.uniform(0.2, 0.8)))
         compare(f, args, (0, 1), exact_lazy=False)
