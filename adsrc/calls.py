@@ -34,6 +34,7 @@ from .rules.checkpoint import recomputes, unwrap
 from .rules.closures import captures
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
+from .values.arrays import receives
 from .values.pytrees import attribute_cotangent, attribute_tangent, is_namedtuple
 
 _SELF = "self"  # where a bound object's value comes from: the callee itself (its cotangent is the callee's)
@@ -85,6 +86,17 @@ class CallDerivative:
         else:
             callee = getattr(first, self.method) if self.method else first
         plan = _Plan(self.where, self.source)
+        if self.method and not self.after:  # an array's or a dict's own method, with its rule (x.sum())
+            prim = registry.method_primitive(self.method)
+            if prim is not None and receives(registry.receivers_of("method", self.method), first) \
+                    and getattr(callee, "__self__", None) is first and not inspect.isfunction(
+                        getattr(type(first), self.method, None)):
+                plan.positional.append((first, (0, None)))
+                first_is_atom = True
+            else:
+                first_is_atom = False
+        else:
+            first_is_atom = False
         for index, atom in enumerate(atoms, start=1):
             if index in self.starred:
                 for j, value in enumerate(atom):
@@ -96,6 +108,9 @@ class CallDerivative:
                 plan.positional.append((atom, (index, None)))
         for key, value in keywords.items():
             plan.keywords[key] = (value, (key, None))
+        if first_is_atom:
+            plan.method_rule(prim, callee)
+            return plan
         plan.resolve(callee)
         if plan.derivative is not None and not plan.lifted and self.active(_SELF):
             raise RefusedWhenRun(f"differentiating {plan.label} with respect to what the function it differentiates "
@@ -349,6 +364,14 @@ class _Plan:
         label = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or repr(callee)
         raise NoGradientRule(label, self.where, "@adsrc.register_adjoint on the function it calls (it has no "
                                                 "Python source adsrc can read), or pass a Python function")
+
+    def method_rule(self, prim: Any, bound: Callable) -> None:
+        """``x.name(...)`` of an array (or dict): its rule, ``prim``'s, with ``x`` as its first argument; the
+        value is the method's own (``x.reshape(2, 3)``: np.reshape would take 3 for an order)."""
+        self.rule = registry.lookup(prim)
+        self.rule_function = lambda receiver, *args, **keywords: bound(*args, **keywords)
+        self.label = f".{getattr(bound, '__name__', prim.__name__)}()"
+        self.bound = self.positional
 
     def bind(self, func: Callable) -> None:
         """Bind the call's arguments to ``func``'s parameters, as Python would, keeping their sources."""

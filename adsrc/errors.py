@@ -151,3 +151,19 @@ class SourceUnavailable(AdsrcError):
 
 class InvalidArgument(AdsrcError, ValueError):
     """Bad arguments to the public API (an unknown wrt name, an integer input, ...)."""
+
+
+class NotDifferentiable(AdsrcError, NotImplementedError):
+    """A derivative adsrc does not compute: a rule's option it does not cover (``np.pad`` with
+    ``mode="mean"``), a construct forward mode or second order cannot go through, an order past the
+    ones supported. The message says which, and what to do instead where there is a way.
+
+    >>> import numpy as np, adsrc
+    >>> def f(x):
+    ...     return np.sum(np.pad(x, 1, mode="median"))
+    >>> try:
+    ...     adsrc.grad(f)(np.ones(3))
+    ... except adsrc.errors.NotDifferentiable as error:
+    ...     print(isinstance(error, adsrc.AdsrcError), isinstance(error, NotImplementedError))
+    True True
+    """

@@ -26,7 +26,7 @@ from .rules.iterables import dict_with, unpacked  # noqa: F401  (generated code 
 from .rules.writes import (  # noqa: F401  (generated code imports them from here)
     added_into, cleared, cleared_in_place, detached, drop_last_in_place, owned, written_part, written_tangent,
 )
-from .values.arrays import is_foreign
+from .values.arrays import is_array, is_dict, is_foreign, is_number  # noqa: F401  (entry checks)
 from .values import (  # noqa: F401  (generated code imports them from here)
     AccThunk, OuterStack, Stack, TangentDict, TangentList, TangentTuple, Thunk, accumulate, drop_last, part, unthunk, zero,
 )

@@ -42,14 +42,55 @@ def module_source(header: list[str], function: gast.FunctionDef, title: str) -> 
     return "\n".join(lines)
 
 
+def original_lines(function: gast.FunctionDef, source: str) -> dict[int, int]:
+    """Generated line -> original line, for each simple statement of ``function`` (as ``source`` prints it)
+    that carries its original statement's line: the forward sweep's, which have no line comment."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    printed = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function.name), None)
+    if printed is None:
+        return {}
+    made = [s for s in statements([function]) if not _is_comment(s)]
+    shown = list(_ast_statements([printed]))
+    if len(made) != len(shown):
+        return {}
+    compound = (gast.If, gast.For, gast.While, gast.With, gast.Try, gast.FunctionDef)
+    return {after.lineno: before.lineno for before, after in zip(made, shown)
+            if getattr(before, "lineno", None) and not isinstance(before, compound)}
+
+
+def _is_comment(stmt: gast.stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and type(getattr(stmt.value, "value", None)).__name__ == "Comment"
+
+
+def _ast_statements(stmts: list):
+    """The statements of an ``ast`` tree in the order ``ir.dataflow.statements`` gives a gast tree's."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.stmt):
+            yield stmt
+        for field in stmt._fields:
+            inner = getattr(stmt, field, None)
+            if type(inner) is list and inner and isinstance(inner[0], (ast.stmt, ast.excepthandler,
+                                                                       ast.match_case)):
+                yield from _ast_statements(inner)
+
+
 def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
-         original_file: str = "") -> Any:
-    """Compile ``source``, run it in ``namespace`` and return ``function_name`` from it."""
+         original_file: str = "", lines: dict[int, int] | None = None) -> Any:
+    """Compile ``source``, run it in ``namespace`` and return ``function_name`` from it; ``lines`` maps
+    generated lines without a line comment to the original lines they run (``original_lines``)."""
     filename = f"<adsrc adjoint {next(_serial)} of {label}>"
     while _forgotten:  # the sources of functions collected since the last load
         linecache.cache.pop(_forgotten.pop(), None)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    _origins[filename] = _line_map(source, original_file)
+    origins = _line_map(source, original_file)
+    for generated, original in (lines or {}).items():
+        if generated not in origins:
+            text = linecache.getline(original_file, original).strip()
+            origins[generated] = f"{original_file}:{original}: {text}"
+    _origins[filename] = origins
     code = compile(source, filename, "exec")
     exec(code, namespace)
     function = namespace[function_name]

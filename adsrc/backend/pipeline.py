@@ -30,12 +30,14 @@ import inspect
 import operator
 import sys
 import threading
+import weakref
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
 
-from ..errors import UnsupportedSyntax
+from ..errors import AdsrcError, UnsupportedSyntax
 from ..frontend.activity import analyze
 from ..frontend.anf import to_anf
 from ..frontend.callees import CalleeResolver, local_names
@@ -44,8 +46,11 @@ from ..frontend.assignments import lower_assignments
 from ..frontend.aliasing import Aliasing
 from ..frontend.fence import check_syntax
 from ..frontend.maps import rewrite_maps
+from ..frontend.receivers import ReceiverKinds
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
+from ..ir.build import comment, copy_tree
+from ..values.arrays import receives
 from ..ir.dataflow import names
 from ..ir.naming import Namer, free_names
 from ..optimize import Context
@@ -56,7 +61,7 @@ from ..rules.closures import lifted_from
 from ..transforms.forward import Forward
 from ..transforms.reverse import Reverse
 from .cache import CompileCache
-from .codegen import load, module_source
+from .codegen import load, module_source, original_lines
 
 # What generated code imports from adsrc.runtime, in both modes (runtime.__all__ is this list).
 RUNTIME_NAMES = ("Thunk", "Stack", "OuterStack", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
@@ -64,7 +69,7 @@ RUNTIME_NAMES = ("Thunk", "Stack", "OuterStack", "accumulate", "unthunk", "zero"
                  "written_tangent", "detached", "loop_length", "unpacked",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
                  "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate",
-                 "ufunc_at", "dict_with", "local_function")
+                 "ufunc_at", "dict_with", "local_function", "is_array", "is_number", "is_dict")
 
 
 @dataclass(frozen=True)
@@ -223,14 +228,40 @@ def collection_paused():
         gc.enable()
 
 
-def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
+def compile_uncached(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False,
+                     general: bool = False) -> Compiled:
     """Run the pipeline once, without the cache."""
     try:
         with collection_paused():
-            return _compile(func, wrt, mode, lifted)
+            try:
+                return _compile(func, wrt, mode, lifted, general)
+            except AdsrcError as error:
+                assumed = getattr(error, "_adsrc_assumed", None)
+                if general or not assumed:
+                    raise
+                # Refused as compiled for what the parameters were assumed to be (``model`` in
+                # ``model.items(w)`` a dict): arguments that are that are refused on entry, before anything
+                # runs; others run the derivative that assumes nothing.
+                try:
+                    result = _compile(func, wrt, mode, lifted, True)
+                except AdsrcError:
+                    raise error from None
+                return _refusing(result, error, assumed)
     except RecursionError:
         # The passes recurse over the syntax tree; Python's own parser accepts deeper nesting.
         raise _too_deep(_where(func)) from None
+
+
+def _refusing(general: Compiled, error: AdsrcError, assumed: list[tuple[int, str]]) -> Compiled:
+    """``general``, for arguments that are not what a refused compile assumed; ``error`` for those that are."""
+    run = general.function
+
+    def refuse_or_run(*args: Any) -> Any:
+        if all(receives(kind, args[i]) for i, kind in assumed if i < len(args)):
+            raise error
+        return run(*args)
+
+    return dataclasses.replace(general, function=refuse_or_run, generic=None, specialized={})
 
 
 def _where(func: Callable) -> str:
@@ -245,7 +276,8 @@ def _too_deep(where: str) -> UnsupportedSyntax:
         "split the expression into several statements")
 
 
-def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False) -> Compiled:
+def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False,
+             general: bool = False) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func, lifted)
     aliasing = Aliasing(parsed)
@@ -263,10 +295,30 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     # The front end, shared by both modes.
     rewrite_maps(parsed, namer, node, local_names(node))
     node = desugar(parsed, namer, runtime)
-    resolver = CalleeResolver(parsed, local_names(node))
-    activity = analyze(node, set(wrt_names), resolver.resolve, every_variable_useful=mode.forward)
-    node = to_anf(parsed, node, namer, activity, runtime)
-    activity = analyze(node, set(wrt_names), resolver.resolve, every_variable_useful=mode.forward)
+    # What methods and attributes are made on (x.sum() of an array, or a user object's own method):
+    # parameters are assumed to be what the function uses them as, unless compiled ``general``.
+    receivers = ReceiverKinds(node, parsed.resolve, assume=not general)
+    try:
+        return _transformed(func, wrt, mode, lifted, parsed, node, namer, runtime, params, wrt_names, free,
+                            attributes, version, receivers, general)
+    except AdsrcError as error:
+        # compile_uncached tries again without them: (the parameters' positions, their kinds)
+        error._adsrc_assumed = [(params.index(p), kind) for p, kind in receivers.assumed.items()]
+        raise
+
+
+def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool, parsed: Parsed,
+                 node: gast.FunctionDef, namer: Namer, runtime: dict[str, str], params: list[str],
+                 wrt_names: list[str], free: list[str], attributes: list, version: int,
+                 receivers: ReceiverKinds, general: bool) -> Compiled:
+    """The rest of ``_compile``: ANF, the transform and the back end."""
+    resolver = CalleeResolver(parsed, local_names(node), receivers)
+    activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
+    node = to_anf(parsed, node, namer, activity, runtime, receivers)
+    after = ReceiverKinds(node, parsed.resolve, assume=not general)
+    resolver = CalleeResolver(parsed, local_names(node), after)
+    activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
+    assumed = {**receivers.assumed, **after.assumed}
     aliases = write_aliases(node, parsed.where)
 
     # The transform.
@@ -301,6 +353,10 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     module = Module(outside_imports(reads, parsed), func.__name__, parsed.filename, parsed.first_line, runtime,
                     list(transform.header), title, generated_name, reads, mode,
                     {k: v for k, v in parsed.generated.items() if k not in runtime.values()})
+    if assumed:  # checked on entry: arguments of other types run the derivative compiled without assuming
+        variant = namer.fresh(f"{label}_general")
+        module.generated[variant] = GeneralDerivative(func, wrt, mode, lifted)
+        module.guard = _guard(assumed, runtime, variant, [a.id for a in function.args.args])
     if unfinished is None:
         source, compiled = module.assemble(function)
     _compile_callees((func, wrt, mode), transform.callees, mode)
@@ -326,6 +382,38 @@ def _finished(generic: "Generic", where: str) -> tuple[str, Callable]:
         raise _too_deep(where) from None
 
 
+_CHECKS = {"array": "is_array", "number": "is_number", "dict": "is_dict"}
+
+
+def _guard(assumed: dict[str, str], runtime: dict[str, str], variant: str, args: list[str]) -> list[gast.stmt]:
+    """The first statements of a derivative that assumed what its parameters are (frontend/receivers.py):
+    ``if not is_array(x): return f_general(x, ...)``, checked before anything runs."""
+    tests = " and ".join(f"{runtime[_CHECKS[kind]]}({param})" for param, kind in sorted(assumed.items()))
+    kinds = ", ".join(f"{param} {'a' if kind != 'array' else 'an'} {kind}" for param, kind in sorted(assumed.items()))
+    code = f"if not ({tests}):\n    return {variant}({', '.join(args)})"
+    guard = gast.parse(code).body
+    note = comment(f"# compiled for {kinds}; other arguments run {variant}, which looks methods up as they run")
+    return [note, *guard]
+
+
+class GeneralDerivative:
+    """The derivative of a function compiled without assuming what its parameters are (``general``),
+    for the calls whose arguments a derivative's entry check turned away (see ``_guard``). It holds the
+    function weakly: the compile cache must stay free to collect it."""
+
+    __slots__ = ("func", "wrt", "mode", "lifted")
+
+    def __init__(self, func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool):
+        self.func, self.wrt, self.mode, self.lifted = weakref.ref(func), wrt, mode, lifted
+
+    def __call__(self, *args: Any) -> Any:
+        return compile(self.func(), self.wrt, self.mode, self.lifted, general=True).function(*args)
+
+    def __repr__(self) -> str:
+        func = self.func()
+        return f"the derivative of {getattr(func, '__qualname__', func)} for arguments of any type"
+
+
 @dataclass
 class Module:
     """What a generated module is made of besides its function: the pieces ``assemble`` puts together.
@@ -344,9 +432,13 @@ class Module:
     generated: dict[str, Any] = field(default_factory=dict)  # values adsrc binds itself (a local function's code)
     extra: list[str] = field(default_factory=list)  # imports a specialization added (backend/specialized.py)
     prune: bool = False  # leave out the header's bindings the function does not use (a specialization's)
+    guard: list = field(default_factory=list)  # the entry check of what the parameters were assumed to be
 
     def assemble(self, function: gast.FunctionDef) -> tuple[str, Callable]:
         """The module's source, and the live function it defines."""
+        if self.guard:
+            function = copy.copy(function)
+            function.body = [*(copy_tree(stmt) for stmt in self.guard), *function.body]
         used = {n.id for n in names(function)}
         header = [line for line in self.header
                   if not self.prune or " = " not in line or line.split(" = ", 1)[0] in used]
@@ -361,7 +453,7 @@ class Module:
         namespace: dict[str, Any] = {"__name__": f"adsrc_{'jvp' if self.mode.forward else 'adjoint'}_{self.label}",
                                      **dict(self.reads), **self.generated}
         compiled = load(source, f"{self.label} ({self.filename}:{self.first_line})", namespace,
-                        self.generated_name, self.filename)
+                        self.generated_name, self.filename, original_lines(function, source))
         return source, compiled
 
 
@@ -430,7 +522,8 @@ def outside_imports(reads: list[tuple[str, Any]], parsed: Parsed) -> list[str]:
 cache = CompileCache()
 
 
-def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE, lifted: bool = False) -> Compiled:  # noqa: A001
+def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE, lifted: bool = False,  # noqa: A001
+            general: bool = False) -> Compiled:
     """The cached derivative of ``func`` for ``wrt`` and ``mode``, recompiled if anything it read changed.
 
     ``lifted``: a closure compiled with the values of its cells (its ``co_freevars``) as leading
@@ -446,5 +539,5 @@ def compile(func: Callable, wrt: tuple[int, ...], mode: Mode = REVERSE, lifted: 
         func = bound_parts(func)[0]
     if lifted_from(func) is not None:  # a local function given its captured values first (rules/closures.py)
         func, lifted = lifted_from(func), True
-    options = (wrt, mode, True) if lifted else (wrt, mode)
-    return cache.get(func, options, lambda: compile_uncached(func, wrt, mode, lifted))
+    options = (wrt, mode) + ((True,) if lifted else ()) + (("general",) if general else ())
+    return cache.get(func, options, lambda: compile_uncached(func, wrt, mode, lifted, general))

@@ -50,8 +50,10 @@ def target_names(target: gast.AST) -> list[str]:
     return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
 
 
-def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set[str]:
-    """Names whose value can flow, differentiably, into the value of ``expr``."""
+def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object],
+                   inert: Callable[[gast.Attribute], bool] | None = None) -> set[str]:
+    """Names whose value can flow, differentiably, into the value of ``expr``; ``inert(node)`` says
+    whether an attribute read carries no gradient (an array's ``.shape``; by default, any ``.shape``)."""
     found: set[str] = set()
 
     def visit(node: gast.AST) -> None:
@@ -66,8 +68,8 @@ def gradient_reads(expr: gast.AST, resolve: Callable[[gast.AST], object]) -> set
             if isinstance(resolve(node.value), INDEX_TRICKS):  # np.r_[a, b] concatenates its items
                 visit(node.slice)
         elif isinstance(node, gast.Attribute):
-            if node.attr not in registry.INERT_ATTRIBUTES:
-                visit(node.value)
+            if node.attr not in registry.INERT_ATTRIBUTES or inert is not None and not inert(node):
+                visit(node.value)  # (a distribution's .shape parameter is a float)
         elif isinstance(node, gast.IfExp):
             visit(node.body)
             visit(node.orelse)
@@ -115,7 +117,8 @@ def _closure(start: set[str], edges: dict[str, list]) -> set[str]:
     return reached
 
 
-def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_variable_useful: bool = False) -> Activity:
+def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_variable_useful: bool = False,
+            inert: Callable[[gast.Attribute], bool] | None = None) -> Activity:
     """Compute activity and stability for a function whose parameters ``wrt`` are differentiated.
 
     ``every_variable_useful`` is for forward mode, which needs the tangent of
@@ -133,14 +136,14 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_vari
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
                 # A write in place: the array's value changes, its binding does not (no new site).
                 base = stmt.targets[0].value.id
-                flows.append(([base], {base} | gradient_reads(stmt.value, resolve)))
+                flows.append(([base], {base} | gradient_reads(stmt.value, resolve, inert)))
             elif isinstance(stmt, gast.Assign):
                 targets = target_names(stmt.targets[0])
-                flows.append((targets, gradient_reads(stmt.value, resolve)))
+                flows.append((targets, gradient_reads(stmt.value, resolve, inert)))
                 record(targets, loop)
             elif isinstance(stmt, gast.For):
                 targets = target_names(stmt.target)
-                sources = set() if _is_range(stmt.iter) else gradient_reads(stmt.iter, resolve)
+                sources = set() if _is_range(stmt.iter) else gradient_reads(stmt.iter, resolve, inert)
                 flows.append((targets, sources))
                 record(targets, True)
                 walk(stmt.body, True)
@@ -151,10 +154,10 @@ def analyze(node: gast.FunctionDef, wrt: set[str], resolve: Callable, every_vari
                 walk(stmt.orelse, loop)
             elif is_append(stmt):
                 items = stmt.value.func.value.id
-                flows.append(([items], {items} | gradient_reads(stmt.value.args[0], resolve)))
+                flows.append(([items], {items} | gradient_reads(stmt.value.args[0], resolve, inert)))
                 record([items], loop)
             elif isinstance(stmt, gast.Return) and stmt.value is not None:
-                returned.update(gradient_reads(stmt.value, resolve))
+                returned.update(gradient_reads(stmt.value, resolve, inert))
 
     def record(targets: list[str], loop: bool) -> None:
         for t in targets:

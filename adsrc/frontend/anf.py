@@ -42,6 +42,7 @@ from ..ir.naming import Namer, hint_for, stored_names
 from .callees import CallSplitter, local_names
 from .parse import Parsed
 from .prims import Prim
+from .receivers import ReceiverKinds
 
 BINARY = {
     gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
@@ -53,8 +54,9 @@ UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 class ANF(CallSplitter):
     """One function's ANF conversion: ``block`` converts a list of statements (see the module docstring)."""
 
-    def __init__(self, parsed: Parsed, namer: Namer, activity: Activity, locals_: set[str]):
-        super().__init__(parsed, locals_)
+    def __init__(self, parsed: Parsed, namer: Namer, activity: Activity, locals_: set[str],
+                 receivers: ReceiverKinds | None = None):
+        super().__init__(parsed, locals_, receivers)
         self.namer = namer
         self.varied = set(activity.varied)
         self.activity = activity
@@ -91,7 +93,7 @@ class ANF(CallSplitter):
         self.out.append(stmt)
 
     def is_varied(self, expr: gast.AST) -> bool:
-        return bool(gradient_reads(expr, self.resolve_callee) & self.varied)
+        return bool(gradient_reads(expr, self.resolve_callee, self.inert_attribute) & self.varied)
 
     def where(self, node: gast.AST) -> str:
         return self.parsed.where(node if getattr(node, "lineno", None) else self.line)
@@ -289,7 +291,7 @@ class ANF(CallSplitter):
             value = gast.Subscript(value=base, slice=forward_index, ctx=gast.Load())
             return value, self.rule(operator.getitem, [base, index_value], node)
         if isinstance(node, gast.Attribute):
-            func = registry.attribute_primitive(node.attr)
+            func = self.attribute_of(node)
             base = self.expr(node.value)
             value = gast.Attribute(value=base, attr=node.attr, ctx=gast.Load())
             if func is None:  # an attribute of a structure: self.w, params.b
@@ -337,8 +339,8 @@ class ANF(CallSplitter):
 
 
 def to_anf(parsed: Parsed, node: gast.FunctionDef, namer: Namer, activity: Activity,
-           runtime: dict[str, str]) -> gast.FunctionDef:
-    anf = ANF(parsed, namer, activity, local_names(node))
+           runtime: dict[str, str], receivers: ReceiverKinds | None = None) -> gast.FunctionDef:
+    anf = ANF(parsed, namer, activity, local_names(node), receivers)
     anf.runtime = runtime
     node.body = anf.block(node.body)
     anno.set(node, anno.SINGLE_USE, anf.single_use)

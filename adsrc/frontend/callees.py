@@ -36,6 +36,7 @@ from ..ir.build import const, name
 from ..ir.dataflow import names as name_nodes
 from .parse import _MISSING, Parsed, bound_parts, signature_of
 from .prims import Prim, argument_label, positional_parameters
+from .receivers import CONTAINER, DICT, ReceiverKinds
 
 
 class CalleeResolver:
@@ -46,9 +47,10 @@ class CalleeResolver:
     value (``x.sum``) resolves through the registry's method table.
     """
 
-    def __init__(self, parsed: Parsed, locals_: set[str]):
+    def __init__(self, parsed: Parsed, locals_: set[str], receivers: ReceiverKinds | None = None):
         self.parsed = parsed
         self.locals = locals_
+        self.receivers = receivers
 
     def resolve_callee(self, func: gast.AST) -> Any:
         if isinstance(func, gast.Name):
@@ -58,12 +60,36 @@ class CalleeResolver:
             return None if obj is _MISSING else obj
         if isinstance(func, gast.Attribute):
             if not self.global_chain(func.value):
-                return registry.method_primitive(func.attr)
+                return self.method_of(func)
             base = self.resolve_callee(func.value)
             return getattr(base, func.attr, None) if base is not None else None
         return None
 
     resolve = resolve_callee
+
+    def method_of(self, func: gast.Attribute) -> Any:
+        """The primitive a method call ``obj.name(...)`` is, where the receiver is shown to be of the
+        kind its rule is for (frontend/receivers.py); None where it is resolved when it runs."""
+        prim = registry.method_primitive(func.attr)
+        if prim is None or self.receivers is None \
+                or not self.receivers.accepts(func.value, registry.receivers_of("method", func.attr)):
+            return None
+        return prim
+
+    def inert_attribute(self, node: gast.Attribute) -> bool:
+        """``x.shape``, ``x.dtype`` and the like carry no gradient on an array; on a value the code does not
+        show to be one (a distribution's ``self.shape``), they are read as any attribute."""
+        return node.attr in registry.INERT_ATTRIBUTES and self.receivers is not None \
+            and self.receivers.accepts(node.value, "array")
+
+    def attribute_of(self, node: gast.Attribute) -> Any:
+        """The primitive an attribute read ``obj.name`` is (``x.T``), where the receiver is shown to be of
+        its rule's kind; None for an attribute read from a structure or a value whose kind is not shown."""
+        prim = registry.attribute_primitive(node.attr)
+        if prim is None or self.receivers is None \
+                or not self.receivers.accepts(node.value, registry.receivers_of("attribute", node.attr)):
+            return None
+        return prim
 
     def global_chain(self, node: gast.AST) -> bool:
         """True for ``np``, ``np.linalg`` and the like: a dotted name rooted outside the function."""
@@ -122,7 +148,8 @@ class CallSplitter(CalleeResolver):
             literal = gast.Dict(keys=[const(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
             return self.primitive(gast.copy_location(literal, node))  # dict(a=x, b=y) is {"a": x, "b": y}
         if obj is None:
-            if method and func.attr in _CONTAINER_METHODS:
+            if method and func.attr in _CONTAINER_METHODS and self.receivers is not None \
+                    and self.receivers.kind(func.value) in (DICT, CONTAINER):
                 raise NoGradientRule(f"the method .{func.attr}() of a dict, list, tuple or str", self.where(node),
                                      "a loop over list(d) that reads d[k] for a dict's values, or a list "
                                      "literal or comprehension for a list's")
@@ -139,6 +166,9 @@ class CallSplitter(CalleeResolver):
             p.kind is p.VAR_KEYWORD for p in signature_of(obj).parameters.values())
         if takes_mapping and registry.lookup(obj) is None and not recomputes(obj):
             return self.dynamic(node, False)  # a **kwargs parameter: bound when the call runs, as Python binds it
+        if inspect.isfunction(obj) and not is_library_function(obj) and registry.lookup(obj) is None \
+                and not recomputes(obj) and _takes_default_object(obj, node):
+            return self.dynamic(node, False)  # a default such as np.tanh: Python's own, bound when the call runs
         if spread and registry.lookup(obj) is None or not inspect.isfunction(obj) and registry.lookup(obj) is None \
                 and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
                 and not recomputes(obj):  # a checkpointed function is linked below, as a user function
@@ -353,6 +383,28 @@ class CallSplitter(CalleeResolver):
 # refused before anything runs (a user object's method of the same name is refused with them).
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, tuple, str, set) for name in dir(kind)
                                if not name.startswith("_"))
+
+
+_CONSTANTS = (int, float, complex, str, bool, type(None))
+
+
+def _takes_default_object(func: Any, node: gast.Call) -> bool:
+    """Whether the call leaves a parameter to a default that is not a constant (``f=np.tanh``, an array):
+    such a call binds its arguments when it runs, with the default object Python evaluated once."""
+    try:
+        params = list(signature_of(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    given = {k.arg for k in node.keywords}
+    if any(isinstance(a, gast.Starred) for a in node.args) or None in given:
+        return False
+    for index, param in enumerate(params):
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is param.empty:
+            continue
+        passed = index < len(node.args) and param.kind is not param.KEYWORD_ONLY or param.name in given
+        if not passed and not isinstance(param.default, _CONSTANTS):
+            return True
+    return False
 
 
 def _source_of(node: gast.AST) -> str:

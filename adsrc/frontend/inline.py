@@ -234,8 +234,8 @@ class _LambdaMaker(gast.NodeTransformer):
 
     def visit_Call(self, node: gast.Call) -> gast.Call:
         """The ``key=`` lambda of sorted, min or max stays as written: it only ranks, carrying no gradient."""
-        ranks = isinstance(node.func, gast.Name) and \
-            self.closures.parsed.resolve(node.func.id) in (builtins.sorted, builtins.min, builtins.max)
+        callee = self.closures.parsed.resolve(node.func.id) if isinstance(node.func, gast.Name) else None
+        ranks = any(callee is f for f in (builtins.sorted, builtins.min, builtins.max))  # `is`: an array compares
         kept = [k for k in node.keywords if ranks and k.arg == "key" and isinstance(k.value, gast.Lambda)]
         node.func = self.visit(node.func)
         node.args = [self.visit(a) for a in node.args]

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import defjvp, defvjp, lookup
+from .registry import attribute_primitive, defjvp, defvjp, lookup, receivers_of
+from ..values.arrays import receives
 from ..values.pytrees import attribute_cotangent, attribute_tangent
 from ._tangent import dense
 from ._util import broadcast_like, cast_like, is_array, note, unbroadcast, variadic, zero
@@ -28,8 +29,34 @@ _MAX_ARGS = 16
 _NAMES = ("a", "b", "c", "d", "e", "f", "h", "k")  # then arg8, arg9, ...
 
 defvjp(builtins.abs, lambda g, ans, x: g * np.sign(x))
-defvjp(builtins.getattr, lambda g, ans, obj, name, default=None: attribute_cotangent(g, obj, name), None, None)
-defjvp(builtins.getattr, lambda t, ans, obj, name, default=None: attribute_tangent(t, obj, name), None, None,
+
+
+def _array_attribute(obj: Any, name: str) -> Any:
+    """The rule of ``obj.name`` where it is an array's attribute with one (``x.T`` of an array read as
+    ``getattr(x, "T")``, or where the code did not show that ``x`` is an array: frontend/receivers.py)."""
+    prim = attribute_primitive(name)
+    if prim is None or not receives(receivers_of("attribute", name), obj):
+        return None
+    return lookup(prim)
+
+
+def _getattr_dx(g, ans, obj, name, default=None):
+    rule = _array_attribute(obj, name)
+    return attribute_cotangent(g, obj, name) if rule is None else rule.vjps[0](g, ans, obj)
+
+
+def _getattr_jvp(t, ans, obj, name, default=None):
+    rule = _array_attribute(obj, name)
+    return attribute_tangent(t, obj, name) if rule is None else rule.jvps[0](t, ans, obj)
+
+
+def _getattr_ddefault(g, ans, obj, name, default=None):
+    """The default's cotangent: the result's where the object lacks the attribute (and so returned it)."""
+    return zero if hasattr(obj, name) else g
+
+
+defvjp(builtins.getattr, _getattr_dx, None, _getattr_ddefault)
+defjvp(builtins.getattr, _getattr_jvp, None, lambda t, ans, obj, name, default=None: zero if hasattr(obj, name) else t,
        piecewise_linear=True)
 defvjp(builtins.float, lambda g, ans, x: cast_like(g, x))
 

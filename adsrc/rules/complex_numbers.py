@@ -92,8 +92,8 @@ def imag_attribute(x):
 defvjp(real_attribute, lambda g, ans, x: _real(g), name="real")
 defjvp(real_attribute, lambda t, ans, x: np.real(t), piecewise_linear=True)
 deflinear(imag_attribute, _imag_dx, name="imag")
-defattribute("real", real_attribute)
-defattribute("imag", imag_attribute)
+defattribute("real", real_attribute, receivers="number")
+defattribute("imag", imag_attribute, receivers="number")
 
 
 # ---- angle: dθ = Im(conj(z) dz) / |z|^2 --------------------------------------------

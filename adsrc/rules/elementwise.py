@@ -405,7 +405,7 @@ defvjp(np.nan_to_num, lambda g, ans, x, *args, **kwargs: g * np.isfinite(x))
 defjvp(np.nan_to_num, lambda t, ans, x, *args, **kwargs: t * np.isfinite(x), piecewise_linear=True)
 
 defmethod("clip", np.clip)
-defmethod("conjugate", np.conjugate)
+defmethod("conjugate", np.conjugate, receivers="number")
 defmethod("conj", np.conjugate)
 
 note("d/dx: y x**(y-1), exactly 0 for y == 0 (also at x == 0), inf at x == 0 for 0 < y < 1; "

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..values import as_tangent, unthunk, zero
+from ..values.pytrees import is_object
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 _FLOAT64 = np.float64
@@ -80,6 +81,17 @@ def real_where_real(result: Any, arg: Any) -> Any:
     return result
 
 
+def object_error(name: str, arg: Any) -> InvalidArgument:
+    """A NumPy rule met a user's object: an operator the object defines itself (``a + b`` running
+    ``type(a).__add__``), which that rule does not differentiate."""
+    kind = type(arg).__name__
+    return InvalidArgument(
+        f"the gradient rule {name} met a {kind} object: an operator or NumPy function applied to an object of "
+        f"your own runs the object's method (such as {kind}.__add__), which the rule of that operator does "
+        f"not differentiate. Call a method for it instead (a.add(b)), or apply the operator to the arrays "
+        f"the object holds")
+
+
 def guard_zero(fn: Callable, name: str, rule: Any, position: int) -> Callable:
     """Wrap a vjp so that a zero cotangent gives a zero contribution for free, a
     container result is a cotangent container (whose ``+`` adds, not concatenates),
@@ -87,6 +99,8 @@ def guard_zero(fn: Callable, name: str, rule: Any, position: int) -> Callable:
     refuses a complex result or argument, and a complex contribution to a real
     argument keeps its real part (the imaginary part of the cotangent of a real
     value carries no information)."""
+
+    numpy_rule = (getattr(rule, "module", None) or "").split(".")[0] == "numpy"
 
     def vjp(g, *args, **kwargs):
         if g is zero:
@@ -99,6 +113,8 @@ def guard_zero(fn: Callable, name: str, rule: Any, position: int) -> Callable:
         if kind is float or kind is _FLOAT64:
             return result
         arg = args[position + 1] if position + 1 < len(args) else None
+        if numpy_rule and kind is not np.ndarray and is_object(arg):
+            raise object_error(name, arg)
         if kind in _PLAIN_CONTAINERS:
             return as_tangent(real_where_real(result, arg))
         if kind is complex or getattr(getattr(result, "dtype", None), "kind", None) == "c":

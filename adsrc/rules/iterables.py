@@ -208,4 +208,4 @@ defjvp(dict_get, lambda t, ans, d, key, default=None: part(t, key) if key in d e
        lambda t, ans, d, key, default=None: zero if key in d else t, piecewise_linear=True)
 register_nondifferentiable(dict_keys)
 for _name, _f in (("values", dict_values), ("items", dict_items), ("keys", dict_keys), ("get", dict_get)):
-    defmethod(_name, _f)
+    defmethod(_name, _f, receivers="dict")

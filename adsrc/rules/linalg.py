@@ -25,6 +25,7 @@ import string
 
 import numpy as np
 
+from ..errors import NotDifferentiable
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._util import as_array, note, unbroadcast, variadic, zero
 from .templates import arrays, defalternative, deftemplate
@@ -473,7 +474,7 @@ def _cross_vjp(k):
             axisa = axisb = axisc = axis
         x, y = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
         if x.shape[-1] != 3 or y.shape[-1] != 3:
-            raise NotImplementedError("the gradient of cross is supported for 3-vectors only")
+            raise NotDifferentiable("the gradient of cross is supported for 3-vectors only")
         gc = np.moveaxis(g, axisc, -1)
         grad = np.cross(y, gc) if k == 0 else np.cross(gc, x)
         return np.moveaxis(unbroadcast(grad, (x, y)[k]), -1, (axisa, axisb)[k])

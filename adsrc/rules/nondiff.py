@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from .registry import defmethod, register_nondifferentiable
+from ..values.arrays import is_array, is_dict, is_number
 
 
 def _present(module, *names):
@@ -52,6 +53,8 @@ register_nondifferentiable(
     math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.isclose,
     math.factorial, math.comb, math.perm, math.gcd,
 )
+
+register_nondifferentiable(is_array, is_number, is_dict)  # the entry checks of generated code (receivers.py)
 
 for _name in ("argmax", "argmin", "argsort", "nonzero", "round", "all", "any"):
     defmethod(_name, getattr(np, _name))

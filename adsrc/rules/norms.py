@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import NotDifferentiable
 from .registry import defjvp, defvjp, lookup
 from ._util import as_array, keep_dims, note, reduced_axes, replace_zero
 from .templates import arrays, deftemplate
@@ -91,7 +92,7 @@ def _matrix_grad(g, ans, x, ord, axes):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = np.sum(np.abs(x), axis=summed, keepdims=True)
         return _split_ties(g * _unit(x), x, np.broadcast_to(sums == ans, x.shape), (across,))
-    raise NotImplementedError(f"the gradient of the matrix norm with ord={ord!r} is not supported")
+    raise NotDifferentiable(f"the gradient of the matrix norm with ord={ord!r} is not supported")
 
 
 def _norm_dx(g, ans, x, ord=None, axis=None, keepdims=False):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import NotDifferentiable
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import without
 from .templates import arrays, deftemplate
@@ -36,7 +37,7 @@ _NO = np._NoValue
 
 def _unsupported_where(where, name):
     if not no_value(where):
-        raise NotImplementedError(f"the gradient of {name} with where= is not supported")
+        raise NotDifferentiable(f"the gradient of {name} with where= is not supported")
 
 
 def _sum_dx(g, ans, x, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):

@@ -330,20 +330,35 @@ def nondifferentiable() -> list[Any]:
 
 
 # Array methods and attributes (``x.sum(axis=0)``, ``x.T``) are calls of a
-# primitive with the object as first argument: ``np.sum(x, axis=0)``.
+# primitive with the object as first argument: ``np.sum(x, axis=0)``. Each
+# declares the values it is a method of (its receivers): "array" (NumPy arrays
+# and scalars, and the arrays of other libraries that dispatch to NumPy),
+# "number" (those and Python numbers: ``.real``, ``.conjugate()``) or "dict".
+# A method of the same name on any other object (a user's ``parser.get(w)``)
+# is that object's own: the front end uses the rule only where it can show the
+# receiver is of its kind, and otherwise resolves the call when it runs
+# (frontend/receivers.py, calls.py).
+RECEIVERS = ("array", "number", "dict")
 _methods: dict[str, Any] = {}
 _attributes: dict[str, Any] = {}
+_receivers: dict[tuple[str, str], str] = {}  # ("method" or "attribute", name) -> receivers
 
 
-def defmethod(name: str, func: Any) -> None:
-    """``obj.name(*args, **kw)`` on an array differentiates as ``func(obj, *args, **kw)``."""
+def defmethod(name: str, func: Any, receivers: str = "array") -> None:
+    """``obj.name(*args, **kw)`` on a value of kind ``receivers`` differentiates as ``func(obj, *args, **kw)``."""
+    if receivers not in RECEIVERS:
+        raise ValueError(f"receivers must be one of {RECEIVERS}, not {receivers!r}")
     _methods[name] = func
+    _receivers["method", name] = receivers
     _changed()
 
 
-def defattribute(name: str, func: Any) -> None:
-    """``obj.name`` on an array differentiates as ``func(obj)`` (e.g. ``.T``)."""
+def defattribute(name: str, func: Any, receivers: str = "array") -> None:
+    """``obj.name`` on a value of kind ``receivers`` differentiates as ``func(obj)`` (e.g. ``.T``)."""
+    if receivers not in RECEIVERS:
+        raise ValueError(f"receivers must be one of {RECEIVERS}, not {receivers!r}")
     _attributes[name] = func
+    _receivers["attribute", name] = receivers
     _changed()
 
 
@@ -353,6 +368,11 @@ def method_primitive(name: str) -> Any:
 
 def attribute_primitive(name: str) -> Any:
     return _attributes.get(name)
+
+
+def receivers_of(what: str, name: str) -> str | None:
+    """The receivers (see RECEIVERS) of the method (``what="method"``) or attribute ``name``, or None."""
+    return _receivers.get((what, name))
 
 
 # ---- tangent rules (forward mode) ---------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as linalg
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, NotDifferentiable
 from .registry import defjvp, defvjp, lookup
 from ._util import cast_like, note, zero
 from .decompositions import _adjugate, _cholesky_da, _cholesky_jvp, _det_da, _eigvalsh_da, _eigvalsh_jvp
@@ -45,7 +45,7 @@ def _structure(assume_a, lower):
         return "lower" if lower else "upper"
     if assume_a in ("upper triangular", "lower triangular"):
         return assume_a
-    raise NotImplementedError(f"the gradient of a scipy.linalg solve with assume_a={assume_a!r} is not supported "
+    raise NotDifferentiable(f"the gradient of a scipy.linalg solve with assume_a={assume_a!r} is not supported "
                               f"(supported: None, 'gen', 'sym', 'pos', 'upper triangular', 'lower triangular')")
 
 
@@ -331,7 +331,7 @@ defjvp(linalg.expm, lambda t, ans, A: _frechet(A, t))
 # ---- eigh -------------------------------------------------------------------------------------
 def _uplo(b, lower, type, subset_by_index, subset_by_value):
     if b is not None or type != 1 or subset_by_index is not None or subset_by_value is not None:
-        raise NotImplementedError("the gradient of scipy.linalg.eigh is supported for one matrix (no b, type=1) "
+        raise NotDifferentiable("the gradient of scipy.linalg.eigh is supported for one matrix (no b, type=1) "
                                   "and all its eigenvalues (no subset_by_index or subset_by_value)")
     return "L" if lower else "U"
 

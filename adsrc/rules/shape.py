@@ -13,6 +13,7 @@ import inspect
 
 import numpy as np
 
+from ..errors import NotDifferentiable
 from .registry import defattribute, defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import dense, without
 from ._util import as_array, cast_like, is_zero, note, unbroadcast, variadic, zero
@@ -183,7 +184,7 @@ def _pad_darray(g, ans, array, pad_width, mode="constant", **kwargs):
     if mode == "constant":
         return g[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(array)))]
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
-        raise NotImplementedError(f"the gradient of pad with mode={mode!r} is not supported")
+        raise NotDifferentiable(f"the gradient of pad with mode={mode!r} is not supported")
     source = np.pad(np.arange(np.size(array)).reshape(np.shape(array)), widths, mode=mode, **kwargs)
     weights = np.ravel(g)
     flat = np.bincount(source.ravel(), weights=np.real(weights), minlength=np.size(array))
@@ -348,7 +349,7 @@ defjvp(np.unique, _unique_jvp, piecewise_linear=True)
 
 # ---- array methods and attributes -------------------------------------------
 defattribute("T", np.transpose)
-defattribute("real", np.real)
+defattribute("real", np.real, receivers="number")
 defattribute("mT", np.matrix_transpose if hasattr(np, "matrix_transpose") else np.transpose)
 for _name, _f in [("reshape", np.reshape), ("transpose", np.transpose), ("ravel", np.ravel),
                   ("flatten", flatten), ("copy", np.copy), ("astype", astype), ("squeeze", np.squeeze),

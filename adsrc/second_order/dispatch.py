@@ -40,13 +40,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import NotDifferentiable
+from ..values.arrays import is_number, receives
 from ..rules import registry
 from .helpers import (  # noqa: F401  (generated code reaches every helper through this module)
     TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero_tree, items,
     iterate, keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript,
     unary, unpack, vararg_tangents, zero, _all_zero,
 )
-from ..backend.pipeline import EAGER, compile
+from ..backend.pipeline import EAGER, GeneralDerivative, compile
 from ..frontend.prims import positional_parameters
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg, writes
@@ -74,6 +76,9 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
         return fn(tangents, ktangents, *args, **kwargs)
     if isinstance(fn, CalleeDerivative) and not fn.mode.forward:
         return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
+    if isinstance(fn, GeneralDerivative) and not fn.mode.forward:  # arguments an entry check turned away
+        return _transformed(compile(fn.func(), fn.wrt, EAGER, fn.lifted, general=True).function, tangents,
+                            ktangents, args, kwargs)
     if isinstance(fn, CallDerivative) and not fn.mode.forward:
         return _call_site(fn, tangents, ktangents, args, kwargs)
     if isinstance(fn, LoopAdjoint):  # checkpoint_loop's: the plain loop adjoint, every pullback kept
@@ -116,7 +121,7 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     first, *atoms = args
     plan = fn.plan(first, tuple(atoms), kwargs)
     if plan.derivative is not None:  # a gradient called inside: its pullback is already a second derivative
-        raise NotImplementedError(f"differentiating {plan.label}, called at {fn.where}, twice more: that is a third "
+        raise NotDifferentiable(f"differentiating {plan.label}, called at {fn.where}, twice more: that is a third "
                                   f"derivative, and adsrc differentiates up to order 2")
     given = {**dict(enumerate(tangents)), **ktangents}
     if plan.rule is not None:
@@ -143,7 +148,7 @@ def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: d
     """The JVP of a call site's adjoint that resolved to a rule (``g = np.sum; g(x)``): the value's tangent by
     the rule's jvps; the pullback's by differentiating each vjp it calls, as any vjp called from adjoint code."""
     if not all(is_zero_tree(given.get(key, zero)) for key in plan.keywords):
-        raise NotImplementedError(f"second order through {plan.label} with a differentiable keyword argument at "
+        raise NotDifferentiable(f"second order through {plan.label} with a differentiable keyword argument at "
                                   f"{fn.where}; pass it positionally")
     values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
     dvalues = fn.parameter_tangents(plan, first, given)
@@ -172,7 +177,7 @@ def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs:
         return value, zero
     namedtuple = issubclass(cls, tuple)
     if not namedtuple and (hasattr(cls, "__post_init__") or not cls.__dataclass_params__.init):
-        raise NotImplementedError(f"forward mode through the construction of {cls.__name__}, whose __post_init__ "
+        raise NotDifferentiable(f"forward mode through the construction of {cls.__name__}, whose __post_init__ "
                                   f"may change what its fields hold")
     bound = inspect.signature(cls).bind(*range(len(args)), **{k: k for k in kwargs})
     fields = list(cls._fields) if namedtuple else [f.name for f in dataclasses.fields(cls) if f.init]
@@ -201,7 +206,7 @@ def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | str | Non
         return value, zero
     label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     why = f": {reason}" if reason is not None else ": it has no tangent rule and no Python source adsrc can transform"
-    raise NotImplementedError(f"adsrc cannot differentiate {label} in forward mode{why}")
+    raise NotDifferentiable(f"adsrc cannot differentiate {label} in forward mode{why}")
 
 
 def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
@@ -216,7 +221,7 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False)
     ans = fn(*args[1:], **kwargs) if bound else fn(*args, **kwargs)
     if not all(is_zero_tree(t) for t in ktangents.values()):
         if bound:
-            raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument")
+            raise NotDifferentiable(f"forward mode through {rule.name} with a differentiable keyword argument")
         tangents, args, kwargs = _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs)
     return ans, _rule_tangent(rule, tangents, ans, args, kwargs)
 
@@ -230,7 +235,7 @@ def _rule_tangent(rule, tangents, ans, args, kwargs) -> Any:
         jvp = rule.jvps[i] if i < len(rule.jvps) else None
         if jvp is None:
             if i < len(rule.vjps) and rule.vjps[i] is not None:
-                raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i}")
+                raise NotDifferentiable(f"{rule.qualname} has no tangent rule for argument {i}")
             continue  # an index, a shape, a condition: no tangent
         total = add_tangents(total, jvp(t, ans, *args, **kwargs))
     return total
@@ -244,7 +249,7 @@ def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[
     varied = [k for k, t in ktangents.items() if not is_zero_tree(t)]
     position = {p.name: i for i, p in enumerate(params or ()) if p.kind is p.POSITIONAL_OR_KEYWORD}
     if params is None or any(k not in position or position[k] < len(args) for k in varied):
-        raise NotImplementedError(f"forward mode through {rule.name} with a differentiable keyword argument "
+        raise NotDifferentiable(f"forward mode through {rule.name} with a differentiable keyword argument "
                                   f"({', '.join(varied)}) that has no position of its own: pass it positionally")
     last = max(position[k] for k in varied)
     args, kwargs, tangents = list(args), dict(kwargs), list(tangents) + [zero] * (last + 1 - len(tangents))
@@ -256,7 +261,7 @@ def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[
             continue
         default = None if param.default is np._NoValue else param.default  # NumPy's "not given"
         if default is param.empty:
-            raise NotImplementedError(f"forward mode through {rule.name}: the argument {param.name!r} before a "
+            raise NotDifferentiable(f"forward mode through {rule.name}: the argument {param.name!r} before a "
                                       f"differentiable keyword argument has no default")
         args.append(default)
     return tuple(tangents), tuple(args), kwargs
@@ -369,7 +374,7 @@ def _special(fn: Any) -> Callable | None:
 
 def _writable(t: Any, what: str) -> np.ndarray:
     if not (isinstance(t, np.ndarray) and t.flags.writeable):
-        raise NotImplementedError(f"forward mode: {what} writes into an array whose tangent is not its own")
+        raise NotDifferentiable(f"forward mode: {what} writes into an array whose tangent is not its own")
     return t
 
 
@@ -426,11 +431,12 @@ def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *ar
             else:
                 getattr(dobj, name)()
         elif not _all_zero(tangents, ktangents):
-            raise NotImplementedError(f"forward mode: .{name}() on a list whose tangent is not a list")
+            raise NotDifferentiable(f"forward mode: .{name}() on a list whose tangent is not a list")
         return value, zero
     if isinstance(obj, dict) and name in ("get", "items", "values", "keys", "copy"):
         return _dict_method(obj, dobj, name, tangents, args)
-    if isinstance(obj, (np.ndarray, np.generic, float, int)):
+    if is_number(obj) and registry.method_primitive(name) is not None \
+            and receives(registry.receivers_of("method", name), obj):
         prim = registry.method_primitive(name)
         rule = registry.lookup(prim) if prim is not None else None
         if rule is not None:  # the method's own value (x.reshape(2, 3): np.reshape would take 3 for an order)

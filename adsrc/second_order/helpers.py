@@ -21,6 +21,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..errors import NotDifferentiable
+from ..values.arrays import is_array
 from ..rules import registry
 from ..frontend.anf import BINARY
 from ..values import TangentDict, TangentList, TangentTuple, add_tangents, as_tangent, part
@@ -78,13 +80,13 @@ def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
             return kind(items(da, a) * b)
         if op == "Mult" and isinstance(b, (list, tuple)):  # n * xs
             return kind(items(db, b) * a)
-        raise NotImplementedError(f"forward mode through {op} of containers")
+        raise NotDifferentiable(f"forward mode through {op} of containers")
     func = _BINARY_BY_NAME.get(op)
     rule = registry.lookup(func) if func is not None else None
     if rule is None:
         if not holds_floats(ans):
             return zero
-        raise NotImplementedError(f"forward mode has no tangent for the operator {op}")
+        raise NotDifferentiable(f"forward mode has no tangent for the operator {op}")
     return _rule_tangent(rule, ans, (a, b), (da, db))
 
 
@@ -102,21 +104,21 @@ def _rule_tangent(rule, ans, args, tangents) -> Any:
         if i < len(rule.jvps) and rule.jvps[i] is not None:
             total = add_tangents(total, rule.jvps[i](t, ans, *args))
         elif i < len(rule.vjps) and rule.vjps[i] is not None:
-            raise NotImplementedError(f"{rule.qualname} has no tangent rule for argument {i} (adsrc.rules.registry.defjvp)")
+            raise NotDifferentiable(f"{rule.qualname} has no tangent rule for argument {i} (adsrc.rules.registry.defjvp)")
     return total
 
 
 def attribute(obj: Any, dobj: Any, name: str, value: Any) -> Any:
     """The tangent of ``obj.name``: through a registered attribute (``.T``), a structure's field, or zero
     for an inert one."""
-    if is_zero_tree(dobj) or name in registry.INERT_ATTRIBUTES or not holds_floats(value):
+    if is_zero_tree(dobj) or name in registry.INERT_ATTRIBUTES and is_array(obj) or not holds_floats(value):
         return zero
     prim = registry.attribute_primitive(name)
     if prim is None or is_object(obj) or is_namedtuple(obj):  # a field of a structure: self.w, params.b
         return attribute_tangent(dobj, obj, name)
     rule = registry.lookup(prim)
     if rule is None:
-        raise NotImplementedError(f"forward mode has no tangent for the attribute .{name}")
+        raise NotDifferentiable(f"forward mode has no tangent for the attribute .{name}")
     return _rule_tangent(rule, value, (obj,), (dobj,))
 
 
@@ -173,7 +175,7 @@ def opaque_value(value: Any, tangents: tuple, what: str) -> Any:
     """Zero for a construct forward mode does not see into, unless a tangent would be lost."""
     if not holds_floats(value) or all(is_zero_tree(t) for t in tangents):
         return zero
-    raise NotImplementedError(f"forward mode through {what}, whose inputs carry a tangent")
+    raise NotDifferentiable(f"forward mode through {what}, whose inputs carry a tangent")
 
 
 _owned: contextvars.ContextVar[dict | None] = contextvars.ContextVar("adsrc_owned_tangents", default=None)
@@ -226,7 +228,7 @@ def store(t: Any, value: Any, index: Any, item_tangent: Any, op: str | None = No
         return zero  # a write into integers or booleans casts the item: no tangent survives it
     if isinstance(value, np.ndarray) and value.base is not None and not _owned_already(t, value):
         # A view: its tangent would have to be a view of the tangent of the array it shows.
-        raise NotImplementedError("forward mode through a write into a view of another array")
+        raise NotDifferentiable("forward mode through a write into a view of another array")
     t = own(t, value)
     if op is None:
         t[index] = 0.0 if is_zero_tree(item_tangent) and isinstance(t, np.ndarray) else item_tangent

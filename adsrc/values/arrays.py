@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_foreign", "foreign_in", "library", "is_lazy", "is_mutable", "namespace", "zeros", "owned_copy",
+__all__ = ["is_array", "is_number", "is_dict", "receives", "is_foreign", "foreign_in", "library", "is_lazy", "is_mutable", "namespace", "zeros", "owned_copy",
            "broadcast_like", "to_library"]
 
 _NUMPY_TYPES = (np.ndarray, np.generic)
@@ -38,6 +38,29 @@ def is_foreign(value: Any) -> bool:
         return False
     return (hasattr(kind, "__array_function__") or hasattr(kind, "__array_namespace__")) \
         and hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def is_array(value: Any) -> bool:
+    """A value whose methods are an array's: a NumPy array or scalar, or a Dask or CuPy array."""
+    return type(value) is np.ndarray or isinstance(value, _NUMPY_TYPES) or is_foreign(value)
+
+
+def is_number(value: Any) -> bool:
+    """An array (``is_array``) or a Python number: ``.real``, ``.imag`` and ``.conjugate()`` are its own."""
+    return isinstance(value, (int, float, complex)) or is_array(value)
+
+
+def is_dict(value: Any) -> bool:
+    """A dict whose ``get``, ``items``, ``keys`` and ``values`` are dict's own."""
+    return type(value) is dict
+
+
+_RECEIVES = {"array": is_array, "number": is_number, "dict": is_dict}
+
+
+def receives(kind: str, value: Any) -> bool:
+    """Whether a method or attribute rule for receivers of ``kind`` (rules/registry.py) applies to ``value``."""
+    return _RECEIVES[kind](value)
 
 
 def foreign_in(tree: Any) -> Any:

@@ -146,6 +146,11 @@ def check_real_scalar(value: Any, name: str, place: str) -> None:
         dtype = np.dtype(complex)
         described = "a complex"
     elif isinstance(value, (list, tuple)):
+        if isinstance(value, tuple) and len(value) == 2 and np.ndim(value[0]) == 0 \
+                and not isinstance(value[0], (str, bool, complex)):  # (loss, aux)
+            raise NonScalarOutput(name, (), place, "a pair", f"if {name} returns (loss, aux), pass has_aux=True "
+                                  f"(adsrc.grad({name}, has_aux=True) returns (gradient, aux)); else "
+                                  + _CONTAINER_REMEDY.format(name=name))
         try:
             shape = np.shape(value)
         except ValueError:
