@@ -35,7 +35,7 @@ from .rules.closures import captures
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
 from .values.arrays import receives
-from .values.pytrees import attribute_cotangent, attribute_tangent, is_namedtuple
+from .values.pytrees import holds_floats, attribute_cotangent, attribute_tangent, is_namedtuple
 
 _SELF = "self"  # where a bound object's value comes from: the callee itself (its cotangent is the callee's)
 
@@ -117,6 +117,10 @@ class CallDerivative:
                                  f"holds (an object's attributes, a partial's arguments)", self.where,
                                  "give those values to the derivative as arguments, as in "
                                  "adsrc.grad(Model.loss, wrt=(0, 1))(model, x)")
+        if plan.holds and self.active(_SELF):
+            raise RefusedWhenRun(f"differentiating with respect to {plan.holds} ({plan.label})", self.where,
+                                 "pass those values to the function as arguments, or hold the object they "
+                                 "belong to and call its method")
         if plan.lifted and self.method and self.active(_SELF):
             raise RefusedWhenRun(f"calling the local function {plan.label} read from an attribute, when its captured "
                                  f"values are differentiable", self.where, "pass the function itself as an argument")
@@ -308,6 +312,7 @@ class _Plan:
         self.label = ""
         self.bound: list[tuple[Any, Any]] = []  # the parameters' (value, source), in order
         self.lifted = False  # a local function, compiled with its captured values as leading parameters
+        self.holds = ""  # what the callee holds that its cotangent cannot reach (a partial's float arguments)
 
     def resolve(self, callee: Any) -> None:
         owner = _SELF  # the source of the first object bound: the callee's own cotangent; any later one is constant
@@ -348,6 +353,8 @@ class _Plan:
                 self.positional.insert(0, (callee.__self__, None if inspect.isclass(callee.__self__) else owner))
                 callee = callee.__func__
             elif isinstance(callee, functools.partial):
+                if owner == _SELF and holds_floats((callee.args, callee.keywords)):
+                    self.holds = "a functools.partial over values with gradients"
                 self.positional[0:0] = [(a, None) for a in callee.args]
                 for key, value in callee.keywords.items():
                     self.keywords.setdefault(key, (value, None))

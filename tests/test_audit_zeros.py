@@ -105,3 +105,72 @@ def test_an_operator_an_object_defines_itself_is_an_error_not_a_gradient():
 
     with pytest.raises(adsrc.AdsrcError, match="__add__"):
         adsrc.grad(f)(V(np.ones(2)), V(np.ones(2)))
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def fwd(self, x):
+        return self.w * x
+
+
+class BoundNet:
+    def __init__(self, layer):
+        self.layer, self.act = layer, layer.fwd
+
+
+class PartialNet:
+    def __init__(self, w):
+        import functools
+
+        self.f = functools.partial(np.multiply, w)
+
+
+def test_a_bound_method_or_partial_held_in_an_attribute_is_refused_rather_than_given_zero():
+    with pytest.raises(TypeError, match="bound method"):
+        adsrc.grad(lambda_free_bound)(BoundNet(Layer(1.5)), 3.0)
+    with pytest.raises(adsrc.AdsrcError, match="partial"):
+        adsrc.grad(lambda_free_partial)(PartialNet(1.5), 3.0)
+    # the same object's method called through the object it belongs to works
+    assert adsrc.grad(through_layer)(BoundNet(Layer(1.5)), 3.0).layer.w == pytest.approx(3.0)
+
+
+def lambda_free_bound(m, x):
+    return m.act(x)
+
+
+def lambda_free_partial(m, x):
+    return m.f(x)
+
+
+def through_layer(m, x):
+    return m.layer.fwd(x)
+
+
+class Cached:
+    def __init__(self, w):
+        self.w = w
+
+    @__import__("functools").cached_property
+    def w2(self):
+        return 2.0 * self.w
+
+
+def reads_cached(m, x):
+    return m.w2 * x
+
+
+def test_a_cached_property_is_refused_rather_than_given_zero():
+    with pytest.raises(TypeError, match="cached_property"):
+        adsrc.grad(reads_cached)(Cached(1.5), 3.0)
+
+
+def to_ints(w):
+    return np.sum(w.astype(int) * 1.0) + np.sum(np.asarray(w, dtype=int)) + np.sum(w, dtype=int) + np.sum(w)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_a_cast_to_integers_has_no_gradient(eager):
+    with adsrc.eager_unthunk(eager):
+        np.testing.assert_allclose(adsrc.grad(to_ints)(np.array([1.3, 2.6])), [1.0, 1.0])

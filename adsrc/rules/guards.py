@@ -81,6 +81,17 @@ def real_where_real(result: Any, arg: Any) -> Any:
     return result
 
 
+def integer_dtype(dtype: Any) -> bool:
+    """Whether ``dtype`` (a ``dtype=`` argument, ``int``, ``"int32"``, ``np.bool_``) makes integers or
+    booleans: a value of that type is piecewise constant, its derivative zero."""
+    if dtype is None:
+        return False
+    try:
+        return np.dtype(dtype).kind in "iub"
+    except TypeError:
+        return False
+
+
 def object_error(name: str, arg: Any) -> InvalidArgument:
     """A NumPy rule met a user's object: an operator the object defines itself (``a + b`` running
     ``type(a).__add__``), which that rule does not differentiate."""
@@ -104,6 +115,8 @@ def guard_zero(fn: Callable, name: str, rule: Any, position: int) -> Callable:
 
     def vjp(g, *args, **kwargs):
         if g is zero:
+            return zero
+        if kwargs and integer_dtype(kwargs.get("dtype")):  # np.sum(w, dtype=int): an integer result
             return zero
         if not rule.complex_ok and any_complex(args[0] if args else None, args[1:]):
             raise complex_error(f"the gradient rule {name}", "met")

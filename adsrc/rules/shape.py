@@ -14,6 +14,7 @@ import inspect
 import numpy as np
 
 from ..errors import NotDifferentiable
+from .guards import integer_dtype
 from .registry import defattribute, defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import dense, without
 from ._util import as_array, cast_like, is_zero, note, unbroadcast, variadic, zero
@@ -114,6 +115,8 @@ if hasattr(np, "matrix_transpose"):
 
 # ---- copies and conversions ------------------------------------------------
 def _cast_dx(g, ans, x, *args, **kwargs):
+    if args and integer_dtype(args[0]):  # x.astype(int): piecewise constant
+        return zero
     return cast_like(g, x)
 
 

@@ -137,6 +137,17 @@ def _attribute_kind(obj: Any, name: str) -> str:
     value = getattr(obj, name, None)
     if getattr(value, "__self__", None) is obj and getattr(value, "__func__", None) is not None:
         return "method"
+    if isinstance(inspect.getattr_static(type(obj), name, None), functools.cached_property) and holds_floats(value):
+        raise TypeError(f"the gradient of a {type(obj).__name__} reached {name}, a functools.cached_property: "
+                        f"its getter is not differentiated (the value it cached would take the gradient of the "
+                        f"attributes it computes from); read those attributes, or call a method instead")
+    held = _holder(value)
+    if held is not None and holds_floats(held):  # self.act = layer.forward: its gradient is layer's
+        raise TypeError(f"the gradient of a {type(obj).__name__} reached its attribute {name!r}, which holds "
+                        f"{'a bound method' if isinstance(value, types.MethodType) else 'a functools.partial'} "
+                        f"of values with gradients (a {type(held).__name__}): adsrc cannot send the gradient "
+                        f"through it to where those values live; store the object itself and call its method "
+                        f"(self.layer.forward(x)), or pass the values as arguments")
     if not holds_floats(value):
         return "constant"
     if not (is_namedtuple(obj) or is_object(obj)):
@@ -144,6 +155,16 @@ def _attribute_kind(obj: Any, name: str) -> str:
                         f"NamedTuples, not of a {type(obj).__name__}; write obj.{name} where adsrc has a rule "
                         f"for it (docs/rules.md)")
     return "part"
+
+
+def _holder(value: Any) -> Any:
+    """What a bound method or a ``functools.partial`` carries besides its function: its object, or its
+    bound arguments; None for anything else."""
+    if isinstance(value, types.MethodType) and not inspect.isclass(value.__self__):
+        return value.__self__
+    if isinstance(value, functools.partial):
+        return (value.args, value.keywords)
+    return None
 
 
 def attribute_cotangent(g: Any, obj: Any, name: str) -> Any:
