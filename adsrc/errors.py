@@ -40,6 +40,7 @@ class UnsupportedSyntax(AdsrcError):
     def __init__(self, construct: str, where: str, hint: str = ""):
         self.construct = construct
         self.where = where
+        self.hint = hint
         message = f"{where}: {construct} is not supported by adsrc"
         if hint:
             message += f"; {hint}"

@@ -174,3 +174,38 @@ def to_ints(w):
 def test_a_cast_to_integers_has_no_gradient(eager):
     with adsrc.eager_unthunk(eager):
         np.testing.assert_allclose(adsrc.grad(to_ints)(np.array([1.3, 2.6])), [1.0, 1.0])
+
+
+def fill_(out, x):
+    out[:] = x * x
+
+
+def push(items, v):
+    items.append(v)
+
+
+def helper(x):
+    return np.sin(x)
+
+
+def fills(x):
+    out = np.zeros(3)
+    fill_(out, x)
+    return np.sum(out)
+
+
+def pushes(x):
+    out = []
+    push(out, x * x)
+    return np.sum(out[0])
+
+
+def through_helper(x):
+    return np.sum(helper(x))
+
+
+def test_a_called_function_that_changes_what_it_is_given_is_refused_before_anything_runs():
+    for f, name in ((fills, "fill_"), (pushes, "push")):
+        with pytest.raises(adsrc.errors.UnsupportedSyntax, match=f"calling {name}, which changes"):
+            adsrc.grad(f)(np.array([1.5, 0.5, 0.2]))
+    np.testing.assert_allclose(adsrc.grad(through_helper)(np.array([0.5, 1.0])), np.cos([0.5, 1.0]))

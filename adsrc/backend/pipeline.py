@@ -44,6 +44,7 @@ from ..frontend.callees import CalleeResolver, local_names
 from ..frontend.desugar import desugar
 from ..frontend.assignments import lower_assignments
 from ..frontend.aliasing import Aliasing
+from ..frontend.effects import check_effects
 from ..frontend.fence import check_syntax
 from ..frontend.maps import rewrite_maps
 from ..frontend.receivers import ReceiverKinds
@@ -283,6 +284,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     aliasing = Aliasing(parsed)
     lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
     check_syntax(parsed)
+    check_effects(parsed)  # the user functions it calls change nothing they are given
     refuse_updates_seen_through_views(parsed)
     node = parsed.node
     params = [a.id for a in node.args.args + node.args.kwonlyargs]
@@ -326,6 +328,7 @@ def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool,
     unfinished = None  # the optimized adjoint before its last passes, kept to specialize
     if mode.forward:
         transform = Forward(parsed, namer, activity, wrt_names, runtime)
+        transform.receivers = after
         generated_name = namer.fresh(f"{label}_jvp")
         function = transform.function(node, generated_name)
         title = (f"Forward mode (JVP) of {func.__name__} ({parsed.filename}:{parsed.first_line}) with respect to "

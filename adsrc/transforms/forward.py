@@ -53,6 +53,8 @@ class Forward(gast.NodeTransformer):
         self.statement: gast.stmt | None = None
         self.callees: list[tuple[Any, tuple[int, ...]]] = []  # the user functions whose JVPs this one calls
         self.resolve: Any = None  # what a call's function names (for gradient_reads); set by function()
+        self.inert: Any = None
+        self.receivers: Any = None  # what methods are made on (frontend/receivers.py), set by the pipeline
 
     # -- names ------------------------------------------------------------
     def tangent(self, var: str) -> str:
@@ -105,7 +107,7 @@ class Forward(gast.NodeTransformer):
         values a loop variable takes here carry no tangent (``for k in sorted(d)``: keys), even where
         the same name carries one elsewhere in the function: its tangent is zero in the body."""
         loop_vars = [v for v in target_names(node.target) if v in self.act.varied]
-        if loop_vars and gradient_reads(node.iter, self.resolve) & self.act.varied:
+        if loop_vars and gradient_reads(node.iter, self.resolve, self.inert) & self.act.varied:
             raise UnsupportedSyntax("a loop variable that carries a tangent outside an index loop",
                                     self.parsed.where(node))
         node.body = [gast.copy_location(assign(self.tangent(v), name(self.rt["zero"])), node)
@@ -229,7 +231,8 @@ class Forward(gast.NodeTransformer):
     def function(self, node: gast.FunctionDef, jvp_name: str) -> gast.FunctionDef:
         params = [a.id for a in node.args.args]
         inputs = [self.tangent(p) for p in self.wrt]
-        self.resolve = CalleeResolver(self.parsed, local_names(node)).resolve
+        resolver = CalleeResolver(self.parsed, local_names(node), self.receivers)
+        self.resolve, self.inert = resolver.resolve, resolver.inert_attribute
         # A parameter that is not differentiated but is reassigned a varied value
         # carries a tangent from then on; it starts at zero.
         prologue = [assign(self.tangent(p), name(self.rt["zero"]))
