@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..values import add_tangents
-from .registry import defjvp, defvjp, lookup
+from .registry import allow_complex, defjvp, defvjp, lookup
 from ._util import cast_like, is_array, is_zero, note, unbroadcast, zero
 
 _NO = np._NoValue
@@ -60,6 +60,8 @@ def _same_rule(func, primitive, name, module):
     add_into = {i: v.add_into.__wrapped__ for i, v in enumerate(rule.vjps) if v is not None and v.add_into is not None}
     made = defvjp(func, *vjps, name=name, module=module, fuse=fuse or None, add_into=add_into or None)
     defjvp(func, *(None if j is None else j.__wrapped__ for j in rule.jvps), piecewise_linear=rule.piecewise_linear)
+    if rule.complex_ok:  # operator.mul is np.multiply: correct for complex values as that is
+        allow_complex(func)
     note(f"the rule of {rule.qualname}", made)
     return made
 

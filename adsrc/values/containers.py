@@ -66,7 +66,10 @@ def drop_last(cotangent: Any) -> Any:
 
 
 def to_tangent(tree: Any) -> Any:
-    """A user's (possibly nested) container cotangent as cotangent containers."""
+    """A user's (possibly nested) container cotangent as cotangent containers; a None part is a zero one
+    (as for an output that has no cotangent to give)."""
+    if tree is None:
+        return zero
     if isinstance(tree, dict):
         return TangentDict({k: to_tangent(v) for k, v in tree.items()})
     if isinstance(tree, (list, tuple)):
