@@ -17,7 +17,9 @@ The command is one of
   each ``(Pdb)`` prompt as a terminal shows them;
 
 preceded by ``NAME=VALUE`` settings of the environment if any, and followed
-by ``| tail N`` to keep the last N lines. A file under ``/tmp/`` that a
+by filters if any, as in a shell: ``| head N``, ``| tail N`` (the first or
+last N lines), ``| grep REGEX`` (the lines where Python's ``re.search``
+finds REGEX). A file under ``/tmp/`` that a
 command names is a python block of the same page marked ``<!-- file:
 /tmp/NAME.py -->``, written to a fresh folder that the output calls ``/tmp``
 again; paths under the project's root are shown relative to it. What pdb and
@@ -53,7 +55,6 @@ LISTING = re.compile(
     re.MULTILINE | re.DOTALL)
 FILE = re.compile(r"^<!-- file: (?P<path>/tmp/[\w.-]+) -->\n```+python\n(?P<body>.*?)^```+[ \t]*$",
                   re.MULTILINE | re.DOTALL)
-_TAIL = re.compile(r"\s*\|\s*tail (\d+)\s*$")
 _PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _VERSIONED = ("pdb", "python")  # whose output depends on Python's version (tracebacks, pdb)
 
@@ -129,10 +130,7 @@ def versioned(command: str) -> bool:
 
 def render(command: str, page_text: str) -> str:
     """What ``command`` prints now, as a listing shows it."""
-    tail = None
-    m = _TAIL.search(command)
-    if m:
-        tail, command = int(m.group(1)), command[: m.start()]
+    command, *filters = command.split(" | ")
     settings_, command = settings(command)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ADSRC_")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -154,13 +152,26 @@ def render(command: str, page_text: str) -> str:
                 argv = [sys.executable, *args]
             else:
                 raise ValueError(f"a listing's command is adsrc, python or pdb, not {program!r}")
-        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-        out = done.stdout + done.stderr
+        done = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=300)
+        out = done.stdout
         out = out.replace(folder, "/tmp")
     out = out.replace(str(ROOT) + os.sep, "")
+    out = out.replace(sys.base_prefix + os.sep, "..." + os.sep)  # the standard library's files (pdb's where)
     out = "\n".join(line.rstrip() for line in out.rstrip("\n").splitlines()) + "\n"
-    if tail is not None:
-        out = "".join(out.splitlines(keepends=True)[-tail:])
+    for step in filters:  # | head N, | tail N, | grep REGEX (Python's re.search), as the shell's
+        verb, _, argument = step.strip().partition(" ")
+        lines = out.splitlines(keepends=True)
+        if verb == "head":
+            lines = lines[:int(argument)]
+        elif verb == "tail":
+            lines = lines[-int(argument):]
+        elif verb == "grep":
+            pattern = re.compile(shlex.split(argument)[0])
+            lines = [line for line in lines if pattern.search(line)]
+        else:
+            raise ValueError(f"a listing's filter is head, tail or grep, not {verb!r}")
+        out = "".join(lines)
     return out
 
 
