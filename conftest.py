@@ -48,6 +48,9 @@ _cwd: list[str] = []
 
 
 def _setup(namespace):
+    # A page runs as a module named adsrc_docs (not __main__: a page's script guarded by
+    # `if __name__ == "__main__":` is shown, not run), so that its classes belong to a module, as a script's do.
+    namespace["__name__"] = "adsrc_docs"
     _cwd.append(os.getcwd())
     os.chdir(ROOT)  # the pages' paths (examples/...) are relative to the project's root
 
