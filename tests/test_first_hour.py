@@ -203,3 +203,23 @@ def test_python_m_adsrc_from_the_root_runs():
     out = subprocess.run([sys.executable, "-m", "adsrc", "--help"], capture_output=True, text=True, cwd=ROOT,
                          timeout=60)
     assert out.returncode == 0 and "adsrc dump" in out.stdout
+
+
+def test_the_main_example_prints_the_adjoint_grad_ran():
+    """README: the main example "prints the gradient of a 512-step loop and the adjoint code that grad ran"."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "loop_accumulate.py")], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    title, note = [line for line in out.stdout.splitlines() if line.startswith("# ")][:2]
+    assert "specialized for W: float64[10, 10], x: list[512 x float64[10]]" in title
+    assert note.startswith("# What grad(f) runs for arguments of these kinds")
+
+
+def test_the_readme_set_up_commands_are_venv_safe():
+    with open(os.path.join(ROOT, "README.md")) as file:
+        readme = file.read()
+    for command in ('python3 -m venv .venv && .venv/bin/python -m pip install . && '
+                    '.venv/bin/python examples/loop_accumulate.py',
+                    'python3 -m venv .venv && .venv/bin/python -m pip install ".[test]" && .venv/bin/python -m pytest'):
+        assert f"\n{command}\n" in readme
+    assert "source .venv/bin/activate" in readme and '-m "not slow"' in readme
