@@ -71,7 +71,7 @@ def test_with_args_the_specialized_adjoint_says_grad_runs_it():
 def test_with_args_that_change_nothing_the_generic_adjoint_says_so():
     generic = adsrc.adjoint_source(determinant, args=(np.eye(2),))
     assert second_line(generic) == ("# The generic form, which grad(determinant) runs for these arguments: "
-                                    "specializing it for x: float64[2, 2] changes nothing.")
+                                    "specializing it for their kinds changes nothing.")
     assert "specialized" not in generic.splitlines()[0]
     # Arguments of no kind: grad runs the generic adjoint, and the line says why.
     source = adsrc.adjoint_source(cubes, args=({"a": 1.0},))

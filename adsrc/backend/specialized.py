@@ -122,7 +122,7 @@ def generic_reason(compiled: Compiled, key: tuple | None) -> str:
         return "none of them is a float, an int or a NumPy array (or a list of them)"
     if key not in compiled.specialized and len(compiled.specialized) >= MAX_SIGNATURES:
         return f"it has been specialized for {MAX_SIGNATURES} other kinds of arguments already, the most it keeps"
-    return f"specializing it for {describe(compiled.params, key)} changes nothing"
+    return "specializing it for their kinds changes nothing"
 
 
 def describe(params: list[str], key: tuple) -> str:
