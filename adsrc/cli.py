@@ -88,9 +88,8 @@ def load_function(target: str) -> tuple[Callable, ModuleType]:
 
 def _did_you_mean(name: str, owner: Any, in_module: bool) -> str:
     """``; did you mean 'func'?`` for the name of ``owner`` closest to a misspelt one, or ""."""
-    if in_module:  # what FILE.py defines or imports that could be differentiated: not its modules
-        names = [n for n, v in vars(owner).items() if not n.startswith("__") and callable(v)
-                 or not isinstance(v, ModuleType) and hasattr(v, "__dict__") and not n.startswith("__")]
+    if in_module:  # what FILE.py defines or imports, but modules
+        names = [n for n, v in vars(owner).items() if not n.startswith("__") and not isinstance(v, ModuleType)]
     else:
         names = [n for n in dir(owner) if not n.startswith("__")]
     close = difflib.get_close_matches(name, names, n=1)

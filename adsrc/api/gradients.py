@@ -242,6 +242,7 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
     # grad runs the generic adjoint for these arguments: its second line says why (the line count stays)
     reason = generic_reason(compiled, key) if config.specialize else "adsrc.config.specialize is off"
     lines = compiled.source.split("\n")
+    assert lines[1].startswith("# The generic form."), lines[1]  # the generic adjoint's note (backend/pipeline.py)
     lines[1] = f"# The generic form, which grad({getattr(func, '__name__', 'f')}) runs for these arguments: {reason}."
     return "\n".join(lines)
 
