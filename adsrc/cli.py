@@ -1,8 +1,12 @@
 """The ``adsrc`` command line: print a function's adjoint code, or evaluate its gradient.
 
-    adsrc dump FILE.py:FUNC [--wrt 0,1|name] [--eager] [--no-optimize]
-                            [--forward-sweep-only | --backward-sweep-only]
+    adsrc dump FILE.py:FUNC [--wrt 0,1|name] [--eager] [--no-optimize] [--args EXPR]
+                            [--mode reverse|forward] [--forward-sweep-only | --backward-sweep-only]
     adsrc grad FILE.py:FUNC --args EXPR [--wrt 0,1|name] [--eager]
+
+``adsrc dump`` prints the generic adjoint, and with ``--args`` the one
+specialized for those arguments' kinds, which ``grad`` runs for them; the
+second line of what it prints says which.
 
 ``python -m adsrc`` is the same program. Bad input (a missing file or
 function, a syntax error, an unsupported construct, a missing gradient rule,
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import importlib.util
 import os
 import sys
@@ -69,15 +74,26 @@ def load_function(target: str) -> tuple[Callable, ModuleType]:
     module = load_module(path)
     func: Any = module
     for depth, part in enumerate(func_name.split(".")):  # FILE.py:Class.method, FILE.py:model.loss
-        func = getattr(func, part, None)
+        owner_obj, func = func, getattr(func, part, None)
         if func is None:
             owner = path if depth == 0 else ".".join(func_name.split(".")[:depth])
-            raise UsageError(f"{owner} has no {'function' if depth == 0 else 'attribute'} named {part!r}")
+            raise UsageError(f"{owner} has no {'function' if depth == 0 else 'attribute'} named {part!r}"
+                             + _did_you_mean(part, owner_obj, depth == 0))
     from .api.derivative import Derivative
 
     if isinstance(func, Derivative):  # grad(f) defined in the file: differentiated as it is, not unwrapped
         return func, module
     return getattr(func, "__wrapped__", func), module
+
+
+def _did_you_mean(name: str, owner: Any, in_module: bool) -> str:
+    """``; did you mean 'func'?`` for the name of ``owner`` closest to a misspelt one, or ""."""
+    if in_module:  # what FILE.py defines or imports, but modules
+        names = [n for n, v in vars(owner).items() if not n.startswith("__") and not isinstance(v, ModuleType)]
+    else:
+        names = [n for n in dir(owner) if not n.startswith("__")]
+    close = difflib.get_close_matches(name, names, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 # -- options -----------------------------------------------------------------------
@@ -291,11 +307,10 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="adsrc",
-        description="Source-transformation automatic differentiation for Python and NumPy: "
-                    "print the adjoint code adsrc generates for a function, or evaluate its gradient.",
-        epilog="Bad input exits with status 2 and one line on stderr. "
-               "See docs/generated-code.md for how to read the generated code.")
+        prog="adsrc", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill("Source-transformation automatic differentiation for Python and NumPy: "
+                                  "print the adjoint code adsrc generates for a function, or evaluate its "
+                                  "gradient."))
     parser.add_argument("--traceback", action="store_true", help=_TRACEBACK_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -339,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="use eager unthunking instead of lazy accumulation (both give the same "
                            "gradient; default: lazy unless ADSRC_EAGER_UNTHUNK=1)")
     grad.set_defaults(run=run_grad)
+    # Every command's options, in the top-level help too; `adsrc COMMAND --help` says what each does.
+    usages = "\n".join(command.format_usage().strip().replace("usage: ", "  ", 1) for command in (dump, grad))
+    parser.epilog = (f"commands and their options (adsrc COMMAND --help explains each):\n{usages}\n\n"
+                     + textwrap.fill("Bad input exits with status 2 and one line on stderr. "
+                                     "See docs/generated-code.md for how to read the generated code."))
     return parser
 
 

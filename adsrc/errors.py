@@ -68,12 +68,59 @@ class NoGradientRule(AdsrcError):
     """A call to a function that has no adjoint rule and no Python source."""
 
     def __init__(self, name: str, where: str, remedy: str = ""):
+        name = _as_written(name, where)
         self.name = name
         self.where = where
         if remedy:
             super().__init__(f"{where}: no gradient rule for {name}; register one with {remedy}")
             return
         super().__init__(f"{where}: no gradient rule for {name}; {_no_rule_remedy(name)}")
+
+
+_MAKER = "local_function("
+
+
+def _as_written(name: str, where: str) -> str:
+    """``name``, the source of a called expression as the compiler holds it, with each local function it
+    makes (``local_function(lambda_code, (), None)``, frontend/closures.py) written as the user wrote it:
+    the lambdas of the statement at ``where`` (``file:line:col``), in order, and a def's own name."""
+    if _MAKER not in name:
+        return name
+    lambdas = iter(_lambdas_at(where))
+    out, at = [], 0
+    while (start := name.find(_MAKER, at)) >= 0:
+        depth, end = 0, start + len(_MAKER) - 1
+        for end in range(end, len(name)):
+            depth += {"(": 1, ")": -1}.get(name[end], 0)
+            if depth == 0:
+                break
+        code = name[start + len(_MAKER):].split(",", 1)[0].strip()
+        made = code.rsplit("_code", 1)[0]
+        out += [name[at:start], next(lambdas, "lambda ...") if made == "lambda" else made]
+        at = end + 1
+    return "".join(out) + name[at:]
+
+
+def _lambdas_at(where: str) -> list[str]:
+    """The source text of each lambda in the statement at ``where``, in order ([] if it cannot be read)."""
+    import ast
+    import linecache
+    import textwrap
+
+    parts = where.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return []
+    lines = linecache.getlines(parts[0])[int(parts[1]) - 1:]
+    for count in range(1, min(len(lines), 50) + 1):
+        text = textwrap.dedent("".join(lines[:count]))
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        found = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Lambda)),
+                       key=lambda n: (n.lineno, n.col_offset))
+        return [" ".join((ast.get_source_segment(text, n) or "lambda ...").split()) for n in found]
+    return []
 
 
 # Builtins that make iterators: differentiated where a loop or comprehension consumes them.
@@ -141,13 +188,11 @@ class NonScalarOutput(AdsrcError):
 class SourceUnavailable(AdsrcError):
     """The function's Python source cannot be read (a builtin, a REPL function, ...)."""
 
-    def __init__(self, name: str, reason: str, where: str = ""):
+    def __init__(self, name: str, reason: str, where: str = "", remedy: str = ""):
         place = f"{where}: " if where else ""
-        super().__init__(
-            f"{place}cannot read the source of {name}: {reason}. adsrc transforms Python "
-            f"source, so define the function in a file (or register an adjoint rule "
-            f"for it with adsrc.register_adjoint)"
-        )
+        remedy = remedy or ("adsrc transforms Python source, so define the function in a file (or register an "
+                            "adjoint rule for it with adsrc.register_adjoint)")
+        super().__init__(f"{place}cannot read the source of {name}: {reason}. {remedy}")
 
 
 class InvalidArgument(AdsrcError, ValueError):

@@ -1,4 +1,4 @@
-"""Benchmarks for adsrc (issue 4): workloads, hand-written gradients, adapters.
+"""Benchmarks for adsrc: workloads, hand-written gradients, adapters.
 
 Run ``python benchmarks/run.py`` (see docs/performance.md). This is a package
 only so that tests can import ``benchmarks.workloads`` and ``benchmarks.hand``;

@@ -1,4 +1,4 @@
-"""The checkpointing benchmark (issue 14): a heat-equation simulation, plain adjoint against checkpointed.
+"""The checkpointing benchmark: a heat-equation simulation, plain adjoint against checkpointed.
 
     python benchmarks/checkpointing.py            # 80 KB state; 400, 2,000 and 10,000 steps (a few minutes)
     python benchmarks/checkpointing.py --quick    # tiny sizes, seconds; no claims

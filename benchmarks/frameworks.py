@@ -5,7 +5,7 @@ gets the identical code object with ``np`` bound to its own NumPy-like module
 (``autograd.numpy``, ``jax.numpy``, or the small torch shim below). So all
 systems differentiate literally the same user code.
 
-Every framework is optional (``pip install -e .[bench]``): a missing one makes
+Every framework is optional (``.venv/bin/python -m pip install -e ".[bench]"``): a missing one makes
 its column ``n/a``, never an error.
 """
 from __future__ import annotations

@@ -272,7 +272,7 @@ def render(cells, machine, settings):
     rs = rows(cells)
     le = _lazy_eager(cells)
     v = machine["versions"]
-    mode = "quick (tiny sizes: smoke test only, not the issue's workloads)" if settings.quick else "full"
+    mode = "quick (tiny sizes: smoke test only, not the benchmark's workloads)" if settings.quick else "full"
     out = [
         f"## adsrc benchmarks: {mode}",
         "",
@@ -287,11 +287,11 @@ def render(cells, machine, settings):
         "",
         *_lazy_eager_table(le),
         "",
-        "### Targets (issue 4: making laziness pay)",
+        "### Targets: making laziness pay",
         "",
         *_targets(cells, le, _issue4_specs),
         "",
-        "### Targets (issue 14: the cheap-gradient principle)",
+        "### Targets: the cheap-gradient principle",
         "",
         *_targets(cells, le, _issue14_specs),
         "",

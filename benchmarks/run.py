@@ -1,4 +1,4 @@
-"""Run the issue-4 benchmarks and print one markdown table.
+"""Run the benchmarks and print one markdown table.
 
     python benchmarks/run.py                  # full sizes (a few minutes)
     python benchmarks/run.py --quick          # tiny sizes, for CI; no claims

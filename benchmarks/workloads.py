@@ -1,11 +1,11 @@
-"""The benchmark workloads (issues 4 and 14), written the way a user would write them.
+"""The benchmark workloads, written the way a user would write them.
 
 Each primal function uses only the module-level name ``np``, so that
 frameworks.py can run the very same code object under ``autograd.numpy``,
 ``jax.numpy`` or a torch shim by swapping that one global. Keep them plain:
 they are the input adsrc is meant to handle, not tuned code.
 
-Sizes come in two sets: the issue's (``quick=False``) and a tiny one for the
+Sizes come in two sets: the full ones (``quick=False``) and a tiny one for the
 CI smoke run (``quick=True``), where loops are short so that slow systems
 finish in seconds. The workload names stay the same in both.
 """

@@ -4,7 +4,7 @@ The loss is plain NumPy code. Given CuPy arrays, NumPy's functions dispatch
 to CuPy, so adsrc's adjoint runs on the GPU unchanged and the gradients come
 back as CuPy arrays, in the structure of the parameters (a dict).
 
-    python3 -m pip install ".[cupy]" && python3 examples/cupy_mlp.py
+    python3 -m venv .venv && .venv/bin/python -m pip install ".[cupy]" && .venv/bin/python examples/cupy_mlp.py
 
 It needs CuPy and a CUDA GPU; without them it says what is missing and exits
 with status 1.
@@ -48,7 +48,8 @@ def main() -> int:
         import cupy
         cupy.cuda.runtime.getDeviceCount()
     except ImportError:
-        print("CuPy is not installed: python3 -m pip install '.[cupy]' on a machine with a CUDA GPU")
+        print("CuPy is not installed: .venv/bin/python -m pip install '.[cupy]' (the project's virtual "
+              "environment, README.md) on a machine with a CUDA GPU")
         return 1
     except Exception as error:
         print(f"CuPy cannot reach a GPU: {error}")

@@ -7,7 +7,7 @@ general) computes it chunk by chunk, with Dask's progress bar. The script
 then gathers the data into one NumPy array, takes the same gradient with
 NumPy, and checks that the two agree.
 
-    python3 -m pip install ".[dask]" && python3 examples/dask_logistic.py
+    python3 -m venv .venv && .venv/bin/python -m pip install ".[dask]" && .venv/bin/python examples/dask_logistic.py
 
 Options: ``--rows`` (2,000,000), ``--chunk-rows`` (250,000), ``--workers`` (2),
 ``--no-check`` to skip the NumPy comparison (which needs the matrix in memory).

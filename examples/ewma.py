@@ -4,7 +4,7 @@
 runs each write in place, as Python does, and keeps on its tape only the
 element the write overwrote; the backward sweep gives the written value its
 part of the gradient and puts the old element back. The gradient is checked
-against central finite differences, and the adjoint is printed.
+against central finite differences, and the adjoint that ran is printed.
 """
 import numpy as np
 
@@ -32,4 +32,4 @@ if __name__ == "__main__":
     assert value == ewma_loss(x, a)
     assert np.allclose(dx, fd_x, rtol=1e-6) and np.isclose(da, fd_a, rtol=1e-6)
     print()
-    print(adsrc.adjoint_source(ewma_loss, wrt=(0, 1)))
+    print(adsrc.adjoint_source(ewma_loss, wrt=(0, 1), args=(x, a)))  # the adjoint that ran

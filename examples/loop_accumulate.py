@@ -1,8 +1,8 @@
 """One weight matrix used 512 times in a loop: the case lazy accumulation is for.
 
-Every step sends an outer product back to W. adsrc's backward loop appends the
-512 factor pairs to a Stack and computes them as a few matrix products (one
-per config.max_pending steps). The gradient's first row is 512, the rest 0.
+Every step sends an outer product back to W. adsrc's backward loop adds the
+512 factor pairs to a stack and computes them as a few matrix products. Prints
+the gradient (first row 512, the rest 0) and the adjoint that grad ran for it.
 """
 import numpy as np
 
@@ -21,4 +21,4 @@ if __name__ == "__main__":
     print(dW)
     assert np.all(dW[0] == 512) and np.all(dW[1:] == 0)
     print()
-    print(adsrc.adjoint_source(f))
+    print(adsrc.adjoint_source(f, args=(W, x)))  # the adjoint grad ran: specialized for W and x's kinds

@@ -1,6 +1,6 @@
 """Linear regression with a norm penalty: f(w, x) = sum(w @ x) + ||w||.
 
-Run it to print the gradient with respect to w and the adjoint adsrc generated.
+Run it to print the gradient with respect to w and the adjoint that ran for it.
 """
 import numpy as np
 
@@ -20,4 +20,4 @@ if __name__ == "__main__":
     print("df/dw =")
     print(np.array2string(dw, precision=4))
     print()
-    print(adsrc.adjoint_source(f))
+    print(adsrc.adjoint_source(f, args=(w, x)))  # the adjoint value_and_grad ran for these arguments

@@ -7,7 +7,7 @@ The loop runs over the rows of ``xs``; adsrc records one tape entry per step
 and its backward sweep walks them in reverse (backpropagation through time).
 W and U are used at every step, so their gradients gather one contribution
 per step in a single flat AccThunk. The script prints the loss and the
-gradient norms, then the adjoint code.
+gradient norms, then the adjoint code that ran for these arguments.
 """
 import numpy as np
 
@@ -42,4 +42,4 @@ if __name__ == "__main__":
     for name, g in [("W", dW), ("U", dU), ("b", db), ("V", dV)]:
         print(f"|dloss/d{name}| = {np.linalg.norm(g):.6f}  (shape {g.shape})")
     print()
-    print(adsrc.adjoint_source(rnn_loss, wrt=(0, 1, 2, 3)))
+    print(adsrc.adjoint_source(rnn_loss, wrt=(0, 1, 2, 3), args=(W, U, b, V, xs, ys)))  # the adjoint that ran

@@ -115,18 +115,27 @@ need one: "yes", "partly" or "no"); the **Fused / in-place** column names the
 arguments whose vjp has a `fuse` or an `add_into` form ("-" for none).
 
 The SciPy rules (scipy.special, scipy.stats, scipy.linalg, scipy.signal) are
-registered only when SciPy is installed (`pip install "adsrc[scipy]"`); adsrc itself needs
+registered only when SciPy is installed (`.venv/bin/python -m pip install ".[scipy]"`, in the
+project's virtual environment); adsrc itself needs
 only NumPy and gast. Functions of installed libraries and of the standard
 library are primitives: adsrc never differentiates their source, so one
 without a rule raises `NoGradientRule` at its call, naming the remedy.
 
 ## Complex values
 
-Complex differentiation is not supported yet. A complex value met by a rule
-(`np.sqrt(x + 0j)`, `x * 1j`, `x.astype(complex)`), in either mode, raises
-`InvalidArgument` saying so, with a note naming the original line: a real
-gradient would silently lose the imaginary part. Functions of complex
-results such as `np.fft.fft` have no rule (`NoGradientRule`).
+adsrc differentiates complex arguments, intermediates, outputs and
+cotangents under autograd's (and JAX's) convention: the gradient of a real
+`f` at `z = x + iy` is `df/dx - i df/dy` ([complex.md](complex.md)).
+{complex_count} of the {count} rules are checked correct for complex values:
+the *Complex* column below says which. Among them are arithmetic, `exp`,
+`log` and the trigonometric functions, sums and products, `linalg.inv`,
+`det`, `solve`, `eig`, `eigh` and `svd`, the FFT family (`np.fft.fft`,
+`ifft`, `rfft`, `irfft`, `fft2`, `fftn` and the rest, in
+`adsrc/rules/fft.py`), and `real`, `imag`, `conj`, `angle` and `abs`
+(`adsrc/rules/complex_numbers.py`, which also lists the complex-correct
+rules). Every other rule refuses a complex argument or result when it runs,
+in either mode, with `InvalidArgument` naming the rule and, in a note, the
+original line, rather than silently dropping an imaginary part.
 
 ## Singular points
 
@@ -293,7 +302,9 @@ def _nondifferentiable() -> list[str]:
 
 def render() -> str:
     count = len(builtin.builtin_rules())
-    parts = [INTRO.format(count=count), *_rule_tables(), *_accessor_table(), *_nondifferentiable()]
+    complex_count = sum(bool(rule.complex_ok) for rule in builtin.builtin_rules())
+    parts = [INTRO.format(count=count, complex_count=complex_count), *_rule_tables(), *_accessor_table(),
+             *_nondifferentiable()]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 

@@ -168,6 +168,26 @@ def test_dump_matches_adjoint_source_of_the_api():
     assert out.stdout.splitlines()[1:] == expected.splitlines()[1:]
 
 
+def test_dump_says_which_adjoint_grad_runs(user):
+    generic = run("dump", target(user, "loop")).stdout.splitlines()
+    assert generic[1].startswith("# The generic form. Where that changes anything, grad(loop) of floats, ints")
+    special = run("dump", target(user, "loop"), "--args", "np.ones((2, 3)), [np.ones(3)] * 4").stdout.splitlines()
+    assert "specialized for W: float64[2, 3], xs: list[4 x float64[3]]" in special[0]
+    assert special[1] == "# What grad(loop) runs for arguments of these kinds; it runs the generic adjoint for others."
+
+
+def test_the_readme_examples_of_args_work_for_dump_and_grad():
+    with open(os.path.join(ROOT, "README.md")) as file:
+        readme = file.read()
+    examples = set(re.findall(r"--args ['\"]([^'\"]+)['\"]", readme))
+    assert examples
+    for example in examples:
+        dumped = run("dump", "examples/regression.py:f", "--wrt", "w", "--args", example)
+        assert dumped.returncode == 0 and "specialized for w: float64" in dumped.stdout, dumped.stderr
+        evaluated = run("grad", "examples/regression.py:f", "--args", example)
+        assert evaluated.returncode == 0 and evaluated.stdout.startswith("value = "), evaluated.stderr
+
+
 def test_dump_eager(user):
     out = run("dump", target(user, "loop"), "--eager")
     assert out.returncode == 0, out.stderr
@@ -365,6 +385,15 @@ def test_help_documents_every_command():
         assert text in out.stdout
 
 
+def test_top_level_help_lists_every_option_of_every_command():
+    out = run("--help")
+    assert out.returncode == 0
+    for command in ("dump", "grad"):
+        listed = run(command, "--help").stdout
+        for option in set(re.findall(r"^\s+(--[\w-]+)", listed, re.MULTILINE)) - {"--help"}:
+            assert option in out.stdout, (command, option)
+
+
 @pytest.mark.parametrize("command,options", [
     ("dump", ["FILE.py:FUNC", "--wrt", "--eager", "--no-optimize", "--forward-sweep-only",
               "--backward-sweep-only", "--traceback"]),
@@ -390,6 +419,16 @@ def test_missing_file():
 
 def test_missing_function(user):
     assert_one_line_error(run("dump", target(user, "nope")), "has no function named 'nope'")
+
+
+def test_misspelt_function_gets_did_you_mean(user):
+    assert_one_line_error(run("dump", target(user, "lopo")), "has no function named 'lopo'; did you mean 'loop'?")
+    assert_one_line_error(run("grad", target(user, "helpr"), "--args", "np.ones(2)"), "did you mean 'helper'?")
+
+
+def test_misspelt_parameter_gets_did_you_mean(user):
+    assert_one_line_error(run("dump", target(user, "keyword"), "--wrt", "scael"),
+                          "no parameter named 'scael'; did you mean 'scale'?")
 
 
 def test_target_without_function():

@@ -10,6 +10,7 @@ error raised inside generated code.
 """
 from __future__ import annotations
 
+import difflib
 import inspect
 import sys
 import weakref
@@ -50,6 +51,9 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     """
     function, prefix, _ = bound_parts(unwrap(func))  # a checkpointed function: its own
     if not inspect.isfunction(function):
+        primitive = _primitive(func)
+        if primitive:
+            raise SourceUnavailable(label(func), *primitive)
         raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
                                              f"functools.partial or callable object")
     names = list(signature_of(function).parameters)
@@ -61,8 +65,10 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
             raise InvalidArgument(f"wrt must be an int, a parameter name or a tuple of these, not {item!r}")
         if isinstance(item, str):
             if item not in names:
+                close = difflib.get_close_matches(item, names, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
                 raise InvalidArgument(f"{label(func)} has no parameter named {item!r}; "
-                                      f"its parameters are {', '.join(names)}")
+                                      f"{hint}its parameters are {', '.join(names)}")
             out.append(names.index(item))
             continue
         item = int(item)
@@ -71,6 +77,34 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
                                   f"takes {len(callable_names)} parameters")
         out.append(item % len(callable_names) + len(prefix))
     return tuple(out), many
+
+
+def _primitive(func: Callable) -> tuple[str, str, str] | None:
+    """For a function with a gradient rule (``np.sum``): what it is, and what to differentiate instead
+    (SourceUnavailable's reason, where and remedy); None for any other."""
+    from ..rules import registry
+
+    try:
+        if registry.lookup(func) is None:
+            return None
+    except TypeError:  # unhashable
+        return None
+    name = getattr(func, "__name__", None) or label(func)
+    module = getattr(func, "__module__", None) or ""
+    root = module.split(".")[0]
+    spelling = {"numpy": "np", "builtins": ""}.get(root, root)
+    if spelling == "np" and getattr(np, name, None) is not func:
+        spelling = next((f"np.{sub}" for sub in ("linalg", "fft", "random") if getattr(getattr(np, sub), name, None)
+                         is func), spelling)
+    if spelling and module != "builtins":
+        called = f"{spelling}.{name}"
+    else:
+        called = name
+    kind = "a NumPy function" if root == "numpy" else f"a {root} function" if root and root != "builtins" \
+        else "a builtin"
+    return (f"{called} is {kind}, a primitive with a gradient rule of its own", "",
+            f"adsrc differentiates Python functions, and the calls of {called} in them: wrap it in one, as in "
+            f"adsrc.grad(lambda x: {called}(x)) (or a def of your own)")
 
 
 def choose_wrt(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:

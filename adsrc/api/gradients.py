@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..backend.pipeline import Mode, compile
-from ..backend.specialized import signature, specialized
+from ..backend.specialized import generic_reason, signature, specialized
 from ..config import config, resolve_eager
 from ..rules.closures import lift
 from ..rules.registry import defjvp, defvjp
@@ -208,7 +208,10 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
     dead code, zero contributions and unread tape entries. ``args``, a tuple
     of example arguments, shows the adjoint specialized for their kinds
     (types, dtypes and shapes), which ``grad`` runs for such arguments; the
-    generic one where the specialization changes nothing.
+    generic one where the specialization changes nothing. The second line
+    of the source says which of them ``grad`` runs: without ``args``, the
+    generic adjoint, which calls with floats, ints or NumPy arrays run
+    specialized for their kinds.
 
     >>> import math, adsrc
     >>> def f(x):
@@ -230,9 +233,18 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
                                             "adjoint_source(f, eager=True) to see the code it transforms")
     wrt_positions, _ = positions(func, wrt)
     compiled = compile(func, wrt_positions, Mode("reverse", bool(eager), bool(optimize)))
-    if args is not None:
-        compiled = specialized(compiled, signature(bind(func, tuple(args), {}))) or compiled
-    return compiled.source
+    if args is None or not optimize:
+        return compiled.source
+    key = signature(bind(func, tuple(args), {}))
+    found = specialized(compiled, key) if config.specialize else None
+    if found is not None:
+        return found.source
+    # grad runs the generic adjoint for these arguments: its second line says why (the line count stays)
+    reason = generic_reason(compiled, key) if config.specialize else "adsrc.config.specialize is off"
+    lines = compiled.source.split("\n")
+    assert lines[1].startswith("# The generic form."), lines[1]  # the generic adjoint's note (backend/pipeline.py)
+    lines[1] = f"# The generic form, which grad({getattr(func, '__name__', 'f')}) runs for these arguments: {reason}."
+    return "\n".join(lines)
 
 
 # ---- second order: grad of a gradient, vjp of a gradient --------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..values import add_tangents, zero
-from .arguments import Wrt, bind, check_differentiable, choose_wrt, positions
+from .arguments import Wrt, bind, check_differentiable, choose_wrt, label, positions
 from .arguments import where as _where
 from .derivative import Derivative
 from .forward import jvp
@@ -110,9 +110,10 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
     """``hvp(f)(*args, v)``: the Hessian of scalar ``f`` (w.r.t. ``wrt``) times ``v``, forward over reverse.
 
     ``wrt`` (or ``argnums``, its alias; position 0 by default) is a parameter
-    position or name, or a tuple or list of them. ``v`` is the last positional
-    argument, shaped like the argument (a dict for a dict); with a tuple
-    ``wrt`` it is a tuple of directions and the result a tuple.
+    position or name, or a tuple or list of them. ``f``'s arguments come by
+    position, then ``v``, the last positional argument or ``v=``, shaped like
+    the argument (a dict for a dict); with a tuple ``wrt`` it is a tuple of
+    directions and the result a tuple.
 
     >>> import numpy as np, adsrc
     >>> def f(x):
@@ -124,8 +125,16 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
     gradient = grad(func, wrt)
     wrt_positions, many = positions(func, wrt)
 
-    def run(*args: Any) -> Any:
-        *primals, v = args
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if set(kwargs) - {"v"} or not args and "v" not in kwargs:
+            given = ", ".join(f"{k}=" for k in kwargs if k != "v")
+            raise InvalidArgument(f"hvp({label(func)}) takes {label(func)}'s arguments by position, then the "
+                                  f"direction v, by position or as v=...: hvp(f)(x, v) or hvp(f)(x, v=v)"
+                                  + (f"; it got {given}" if given else "; it got no arguments"))
+        if "v" in kwargs:
+            primals, v = list(args), kwargs["v"]
+        else:
+            *primals, v = args
         values = bind(func, tuple(primals), {})
         directions = v if many else (v,)
         tangents = [None] * len(values)

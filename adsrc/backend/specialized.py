@@ -111,6 +111,20 @@ def specialized(compiled: Compiled, key: tuple | None) -> Compiled | None:
     return result
 
 
+def specialized_note(name: str) -> str:
+    """The second line of a specialized adjoint's title."""
+    return f"What grad({name}) runs for arguments of these kinds; it runs the generic adjoint for others."
+
+
+def generic_reason(compiled: Compiled, key: tuple | None) -> str:
+    """Why ``specialized(compiled, key)`` gave None, so that grad runs the generic adjoint for such arguments."""
+    if key is None:
+        return "none of them is a float, an int or a NumPy array (or a list of them)"
+    if key not in compiled.specialized and len(compiled.specialized) >= MAX_SIGNATURES:
+        return f"it has been specialized for {MAX_SIGNATURES} other kinds of arguments already, the most it keeps"
+    return "specializing it for their kinds changes nothing"
+
+
 def describe(params: list[str], key: tuple) -> str:
     """``x: float, n: int`` for a title."""
     parts = []
@@ -189,6 +203,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     # last: a loop's owned float64 gradient vectors that it only indexes, as Python lists over the loop
     as_lists(function, inference, runtime, module_alias("np", np))
     known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))
-    module.title = module.title.replace("; ", f"; specialized for {describe(compiled.params, known)}; ", 1)
+    title = module.title.replace("; ", f"; specialized for {describe(compiled.params, known)}; ", 1)
+    module.title = f"{title.splitlines()[0]}\n# {specialized_note(module.label)}"
     source, live = module.assemble(function)
     return dataclasses.replace(compiled, function=live, source=source, generic=None, specialized={})
