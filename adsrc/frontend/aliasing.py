@@ -365,6 +365,20 @@ class Aliasing:
             return call_shares(func.attr, args, keywords, method=True)
         return call_shares(target, args, keywords)
 
+    def _returns_one_array(self, call: gast.Call) -> bool:
+        """A NumPy function (or an array's method) that returns one array, which may share its argument's
+        memory (``np.reshape(W, -1)``, ``x.T``): an index of it is a new view. Not one that returns a list
+        or tuple (``np.split``, ``np.broadcast_arrays``, ``np.atleast_1d(a, b)``), whose items may be the
+        arguments themselves."""
+        func = call.func
+        target = self.static(func)
+        if target is _MISSING:
+            return isinstance(func, gast.Attribute) and self.static(func.value) is _MISSING \
+                and func.attr in _VIEW_METHODS
+        name = getattr(target, "__name__", "")
+        return _in_trusted_module(target) and not isinstance(target, type) and name not in _CONTAINER_RESULTS \
+            and not (name.startswith("atleast_") and len(call.args) != 1)
+
     def _user_call(self, call: gast.Call) -> bool:
         """A call of a Python function of the program's own (whose result may be a tuple of what it
         was given)."""
@@ -384,8 +398,9 @@ class Aliasing:
         if isinstance(value, gast.Subscript):
             inner = value.value
             if isinstance(inner, (gast.BinOp, gast.UnaryOp)) or (
-                    isinstance(inner, gast.Call) and not self.call_shares(inner) and not self._user_call(inner)):
-                return "view"  # an item or slice of a new array: a new view of it, or a number
+                    isinstance(inner, gast.Call) and not self.call_shares(inner) and not self._user_call(inner)) \
+                    or (isinstance(inner, gast.Call) and self._returns_one_array(inner)):
+                return "view"  # an item or slice of an array: a new view of it (then .base says so), or a number
             return "shared"  # an item of a container (a tuple a function returned) is the item itself
         if isinstance(value, gast.Call):
             return "shared" if self.call_shares(value) else "new"
@@ -394,39 +409,143 @@ class Aliasing:
             return "shared" if "shared" in kinds else "view" if "view" in kinds else "new"
         return "new"
 
-    def sources(self, value: gast.AST) -> set[str]:
-        """The local names whose objects (or memory) the value of an expression may share: ``y`` for
-        ``y``, ``y[0]``, ``y.T``, ``np.asarray(y)``, ``f(y)``, ``(y, 1)``, ``[y for _ in r]``; none for
-        arithmetic and calls known to make a new object (``np.sum(y)``, ``y.copy()``, ``len(y)``)."""
+    def sources(self, value: gast.AST) -> dict[str, str]:
+        """The local names whose objects (or memory) the value of an expression may share, each with how:
+        ``"view"`` where every step is one that only an array takes (``y[0]``, ``y.T``, ``y.reshape(...)``,
+        ``np.asarray(y)``, ``np.array(y, copy=False)``: a view of ``y``, or ``y`` itself), ``"held"`` where a
+        step may keep the object itself whatever it is (``y``, ``(y, 1)``, ``[y for _ in r]``, ``f(y)``,
+        ``y if c else z``). None for arithmetic and calls known to make a new object (``np.sum(y)``,
+        ``y.copy()``, ``len(y)``)."""
+        found = self._sources(value)
+        return {k: "held" if how == "same" else how for k, how in found.items()}
+
+    def _sources(self, value: gast.AST) -> dict[str, str]:
         if isinstance(value, gast.Name):
-            return {value.id} if value.id in self.locals else set()
+            return {value.id: "same"} if value.id in self.locals else {}
         if isinstance(value, gast.Attribute):
             from ..rules.registry import INERT_ATTRIBUTES
-            return set() if value.attr in INERT_ATTRIBUTES else self.sources(value.value)
-        if isinstance(value, (gast.Subscript, gast.Starred, gast.NamedExpr)):
-            return self.sources(value.value)
+            if value.attr in INERT_ATTRIBUTES:
+                return {}
+            return _step("view" if value.attr in _VIEW_ATTRIBUTES else "held", self._sources(value.value))
+        if isinstance(value, gast.Subscript):  # an item of an array is a view of it (of a list, the item)
+            return _step("view", self._sources(value.value))
+        if isinstance(value, (gast.Starred, gast.NamedExpr)):
+            return _step("held", self._sources(value.value))
         if isinstance(value, gast.Call):
             if not self.call_shares(value):
-                return set()
-            found = set()
-            for part in [value.func] + list(value.args) + [k.value for k in value.keywords]:
-                found |= self.sources(part)
+                return {}
+            func, parts = value.func, list(value.args) + [k.value for k in value.keywords]
+            target = self.static(func)
+            found: dict[str, str] = {}
+            if target is _MISSING and isinstance(func, gast.Attribute) and self.static(func.value) is _MISSING:
+                # a method of a value: an array's view method gives a view of it (y.reshape(...))
+                array_method = func.attr in _VIEW_METHODS or (
+                    not func.attr.startswith("__") and func.attr not in _SHARING_METHODS - _VIEW_METHODS
+                    and _method_primitive(func.attr) is not None and _in_trusted_module(_method_primitive(func.attr)))
+                _merge(found, _step("view" if array_method else "held", self._sources(func.value)))
+            else:
+                _merge(found, _step("held", self._sources(func)))
+            array_function = target is not _MISSING and _in_trusted_module(target) and not isinstance(target, type)
+            for part in parts:  # np.asarray(y) is y or a view of it; what a function of the program's returns, anything
+                _merge(found, _step("view" if array_function else "held", self._sources(part)))
             return found
+        parts: list[gast.AST] = []
         if isinstance(value, gast.IfExp):
-            return self.sources(value.body) | self.sources(value.orelse)
-        if isinstance(value, gast.BoolOp):
-            return set().union(*(self.sources(v) for v in value.values))
-        if isinstance(value, (gast.Tuple, gast.List, gast.Set)):
-            return set().union(set(), *(self.sources(e) for e in value.elts))
-        if isinstance(value, gast.Dict):
-            return set().union(set(), *(self.sources(e) for e in value.values if e is not None),
-                               *(self.sources(k) for k in value.keys if k is not None))
-        if isinstance(value, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+            parts = [value.body, value.orelse]
+        elif isinstance(value, gast.BoolOp):
+            parts = list(value.values)
+        elif isinstance(value, (gast.Tuple, gast.List, gast.Set)):
+            parts = list(value.elts)
+        elif isinstance(value, gast.Dict):
+            parts = [e for e in list(value.values) + list(value.keys) if e is not None]
+        elif isinstance(value, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
             parts = [value.key, value.value] if isinstance(value, gast.DictComp) else [value.elt]
             parts += [g.iter for g in value.generators]
             bound = {n.id for g in value.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
-            return set().union(*(self.sources(p) for p in parts)) - bound
-        return set()
+            found = {}
+            for part in parts:
+                _merge(found, _step("held", self._sources(part)))
+            return {k: how for k, how in found.items() if k not in bound}
+        found = {}
+        for part in parts:
+            _merge(found, _step("held", self._sources(part)))
+        return found
+
+    @functools.cached_property
+    def reach(self) -> dict[str, dict[str, set[str]]]:
+        """For each local, the other locals whose objects (or memory) its value may share, transitively, each
+        with how (:meth:`sources`): ``{"view"}`` where only array views lead there, ``"held"`` where some
+        step may keep the object itself. Flow-insensitive, from every binding in the function: assignments
+        (``a, b = e, f`` item by item; ``a, b = b, a`` permutes what its names hold), ``xs[i] = y`` and
+        ``xs.append(y)`` (``xs`` holds ``y``), ``xs += [y]``, and loop targets (rows or items of the
+        iterable)."""
+        pairs: list[tuple[str, dict[str, str]]] = []
+        swapped: list[set[str]] = []
+        for child in gast.walk(self.parsed.node):
+            if isinstance(child, gast.Assign) and isinstance(child.targets[0], (gast.Tuple, gast.List)) \
+                    and _same_length_literal(child.targets[0], child.value):
+                if _permutes(child.targets[0], child.value):
+                    swapped.append(_names(child.targets[0]))
+                else:  # a, b = e, f: item by item
+                    for t, v in zip(child.targets[0].elts, child.value.elts):
+                        pairs += [(n, self.sources(v)) for n in _names(t)]
+                continue
+            if isinstance(child, (gast.Assign, gast.AnnAssign)) and child.value is not None:
+                target = child.targets[0] if isinstance(child, gast.Assign) else child.target
+                found = self.sources(child.value)
+                root = target
+                while isinstance(root, (gast.Subscript, gast.Attribute)):  # xs[i] = y: xs holds y
+                    root = root.value
+                if root is not target and isinstance(root, gast.Name):
+                    pairs.append((root.id, _step("held", found)))
+                elif isinstance(target, gast.Name):
+                    pairs.append((target.id, found))
+                else:  # a, b = e: items (or rows) of e
+                    pairs += [(n, _step("view", found)) for n in _names(target)]
+            elif isinstance(child, gast.AugAssign) and isinstance(child.target, gast.Name):
+                pairs.append((child.target.id, _step("held", self.sources(child.value))))  # xs += [y]
+            elif isinstance(child, gast.For):  # rows of an array (views), items of a list (held)
+                pairs += [(n, _step("view", self.sources(child.iter))) for n in _names(child.target)]
+            elif isinstance(child, gast.Expr) and isinstance(child.value, gast.Call) \
+                    and isinstance(child.value.func, gast.Attribute) and child.value.func.attr in _GROWING \
+                    and isinstance(child.value.func.value, gast.Name):  # xs.append(y): xs holds y
+                call, found = child.value, {}
+                for part in list(call.args) + [k.value for k in call.keywords]:
+                    _merge(found, _step("held", self.sources(part)))
+                pairs.append((call.func.value.id, found))
+        direct: dict[str, dict[str, set[str]]] = {}
+        for name, found in pairs:
+            for base, how in found.items():
+                if base != name:
+                    direct.setdefault(name, {}).setdefault(base, set()).add(how)
+        changed = True
+        while changed:
+            changed = False
+            for group in swapped:  # a name that shares one of a permuted group's objects may share any of them
+                for name, bases in list(direct.items()):
+                    for base in [b for b in bases if b in group]:
+                        for other in group - {name}:
+                            if not bases[base] <= bases.setdefault(other, set()):
+                                bases[other] |= bases[base]
+                                changed = True
+                    if name in group:
+                        for other in group - {name}:
+                            into = direct.setdefault(other, {})
+                            for base, hows in bases.items():
+                                if base != other and not hows <= into.setdefault(base, set()):
+                                    into[base] |= hows
+                                    changed = True
+            for name, bases in list(direct.items()):  # transitively: a held step anywhere makes it held
+                for middle, hows in list(bases.items()):
+                    for base, further in list(direct.get(middle, {}).items()):
+                        if base == name:
+                            continue
+                        combined = {"view"} if hows == {"view"} and further == {"view"} else \
+                            ({"held"} | ({"view"} if "view" in hows and "view" in further else set()))
+                        if not combined <= bases.setdefault(base, set()):
+                            bases[base] |= combined
+                            changed = True
+        return direct
 
     def shared_names(self) -> dict[str, bool]:
         """Locals whose array may also be reachable through another name: given a second
@@ -495,8 +614,34 @@ class Aliasing:
                     if kind & group and not group <= kind:
                         kind.update(group)
                         changed = True
+        # Another name may hold this one's object itself (t = (y, 1), v = f(y), xs.append(y), v = y): were
+        # it an array, Python's y op= e would change what that name holds. (Views of y, which only an
+        # array has, are refused before running where they are read after the update: writes.py.)
+        aliased.update(base for bases in self.reach.values() for base, hows in bases.items() if "held" in hows)
         self._shared = {name: name in aliased for name in aliased | views}
         return self._shared
+
+# Attributes and methods of an array that give a view of it (or the array itself: x.real of a real x).
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "base", "flat"})
+_VIEW_METHODS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "diagonal", "conj",
+                           "conjugate", "astype", "__array__"})
+# Sharing NumPy functions whose result is a list or tuple of arrays (an item may be an argument itself).
+_CONTAINER_RESULTS = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "broadcast_arrays",
+                                "histogram", "meshgrid"})
+# Methods that put their argument into the object they are called on.
+_GROWING = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+
+
+def _step(how: str, found: dict[str, str]) -> dict[str, str]:
+    """Sources one step further: ``how`` the step shares ("view" or "held") after what ``found`` says."""
+    return {k: how if was == "same" else ("view" if was == "view" and how == "view" else "held")
+            for k, was in found.items()}
+
+
+def _merge(into: dict[str, str], found: dict[str, str]) -> None:
+    for k, how in found.items():
+        into[k] = how if k not in into or into[k] == how else "held"
+
 
 def _names(target: gast.AST) -> set[str]:
     return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}

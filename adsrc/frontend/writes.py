@@ -23,7 +23,7 @@ import gast
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.dataflow import blocks, liveness
-from .aliasing import Aliasing, _names, _permutes, _same_length_literal, call_shares
+from .aliasing import Aliasing, call_shares
 from .mutations import source_label
 
 
@@ -138,85 +138,28 @@ def _refuse_updates_of_returned_arguments(parsed, aliasing: Aliasing) -> None:
             f"default copy=True, or .copy()), or write {name} = {name} op ... to make a new array")
 
 
-# Methods that put their argument into the object they are called on.
-_GROWING = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
-
-
 def refuse_updates_seen_through_views(parsed) -> None:
     """Refuse ``y op= e`` while a view of ``y`` taken earlier is still used afterwards.
 
     Python updates an array in place, so the view sees the update; adsrc runs
     ``y = y op e``, a new array, and the view would keep the old elements.
-    Decided before anything runs, from the function's own code: any name
-    whose value may share memory with ``y`` counts as a view of it
-    (aliasing.py's :meth:`~adsrc.frontend.aliasing.Aliasing.sources`): a
-    subscript, a transposition or a reshape of ``y``, ``np.asarray(y)``,
-    ``np.array(y, copy=False)``, what any call not known to make a new array
-    returned when given ``y``, a tuple or list holding ``y`` (also one that
-    ``.append(y)`` grew or ``xs[i] = y`` wrote), a loop target over ``y`` (a
-    row of it), transitively.
+    Decided before anything runs, from the function's own code: a view of
+    ``y`` is a name whose value may share ``y``'s memory through steps only
+    an array takes (aliasing.py's :attr:`~adsrc.frontend.aliasing.Aliasing.reach`):
+    a subscript, a transposition or a reshape of ``y``, ``np.asarray(y)``,
+    ``np.array(y, copy=False)``, a loop target over ``y`` (a row of it),
+    transitively. A name that may hold ``y``'s object itself whatever it is
+    (``t = (y, 1)``, ``v = f(y)``, ``xs.append(y)``) makes ``y`` a shared name
+    instead, whose ``y op= e`` is refused when it runs if ``y`` holds an array
+    (a number is updated as Python does). Also refused here: ``y op= e`` where
+    ``y = np.asarray(x)`` and the like, which always hold an array.
     """
     node = parsed.node
     aliasing = Aliasing(parsed)
     _refuse_updates_of_returned_arguments(parsed, aliasing)
-    pairs: list[tuple[str, set[str]]] = []  # (a name, the names its value may share memory with)
-    swapped: list[set[str]] = []  # a, b = b, a: each object keeps one name, and what shares it shares it still
-    for child in gast.walk(node):
-        if isinstance(child, gast.Assign) and isinstance(child.targets[0], (gast.Tuple, gast.List)) \
-                and _same_length_literal(child.targets[0], child.value):
-            if _permutes(child.targets[0], child.value):
-                swapped.append(_names(child.targets[0]))
-            else:  # a, b = e, f: item by item
-                for t, v in zip(child.targets[0].elts, child.value.elts):
-                    sources = aliasing.sources(v)
-                    pairs += [(n.id, sources) for n in gast.walk(t) if isinstance(n, gast.Name)]
-            continue
-        if isinstance(child, (gast.Assign, gast.AnnAssign)) and child.value is not None:
-            target = child.targets[0] if isinstance(child, gast.Assign) else child.target
-            sources = aliasing.sources(child.value)
-            root = target
-            while isinstance(root, (gast.Subscript, gast.Attribute)):  # xs[i] = y: xs holds y
-                root = root.value
-            names = [root.id] if isinstance(root, gast.Name) else \
-                [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
-            pairs += [(n, sources) for n in names]
-        elif isinstance(child, gast.AugAssign) and isinstance(child.target, gast.Name):
-            pairs.append((child.target.id, aliasing.sources(child.value)))  # xs += [y]
-        elif isinstance(child, gast.For):
-            pairs += [(n.id, aliasing.sources(child.iter)) for n in gast.walk(child.target)
-                      if isinstance(n, gast.Name)]
-        elif isinstance(child, gast.Expr) and isinstance(child.value, gast.Call) \
-                and isinstance(child.value.func, gast.Attribute) and child.value.func.attr in _GROWING \
-                and isinstance(child.value.func.value, gast.Name):  # xs.append(y): xs holds y
-            call = child.value
-            sources = set().union(*(aliasing.sources(a) for a in list(call.args) + [k.value for k in call.keywords]))
-            pairs.append((call.func.value.id, sources))
-    shares: dict[str, set[str]] = {}
-    for view, sources in pairs:
-        shares.setdefault(view, set()).update(sources)
-    changed = True
-    while changed:  # a name that shares one of a permuted group's objects may share any of them
-        changed = False
-        for group in swapped:
-            for view, sources in list(shares.items()):
-                grown = (sources | group if sources & group else set(sources)) - {view}
-                if not grown <= sources:
-                    sources |= grown
-                    changed = True
-                if view in group:
-                    for g in group - {view}:
-                        if not sources - {g} <= shares.setdefault(g, set()):
-                            shares[g] |= sources - {g}
-                            changed = True
-    view_of: dict[str, set[str]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for view, sources in shares.items():
-            bases = set(sources).union(*(view_of.get(s, set()) for s in sources)) - {view}
-            if not bases <= view_of.get(view, set()):
-                view_of.setdefault(view, set()).update(bases)
-                changed = True
+    view_of = {name: {base for base, hows in bases.items() if "view" in hows}
+               for name, bases in aliasing.reach.items()}
+    view_of = {name: bases for name, bases in view_of.items() if bases}
     if not view_of:
         return
     found: list[tuple[gast.AugAssign, list[str]]] = []
