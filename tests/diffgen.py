@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 
 import adsrc
-from progen import EXTENDED_HEADER, ExtendedGenerator
+from progen import ALIAS_TAG, EXTENDED_HEADER, ExtendedGenerator
 
 DEFAULT_SEED = 20_251
 SEED = int(os.environ.get("ADSRC_DIFF_SEED", DEFAULT_SEED))
@@ -131,20 +131,23 @@ def close(a, b, rtol: float) -> bool:
 
 
 def numerical_grads(func, args, wrt, eps: float) -> list:
+    """Central differences at ``args``; every evaluation gets its own copies of the arguments (a program
+    that writes into one would otherwise move the point the next evaluation starts from)."""
+    def at(i, value):
+        return func(*copy_args(args[:i]), value, *copy_args(args[i + 1:]))
+
     grads = []
     for i in wrt:
         x = args[i]
         if isinstance(x, float):
-            hi = func(*args[:i], x + eps, *args[i + 1:])
-            lo = func(*args[:i], x - eps, *args[i + 1:])
-            grads.append(float((hi - lo) / (2 * eps)))
+            grads.append(float((at(i, x + eps) - at(i, x - eps)) / (2 * eps)))
             continue
         g = np.zeros_like(x)
         for idx in np.ndindex(x.shape):
             xp, xm = np.array(x), np.array(x)
             xp[idx] += eps
             xm[idx] -= eps
-            g[idx] = (func(*args[:i], xp, *args[i + 1:]) - func(*args[:i], xm, *args[i + 1:])) / (2 * eps)
+            g[idx] = (at(i, xp) - at(i, xm)) / (2 * eps)
         grads.append(g)
     return grads
 
@@ -173,7 +176,8 @@ def blame(error: BaseException) -> str:
 
 
 # -- one program -----------------------------------------------------------------------------
-def check_program(func, args: tuple, wrt: tuple = WRT, fd: bool = False, ticks: bool = True):
+def check_program(func, args: tuple, wrt: tuple = WRT, fd: bool = False, ticks: bool = True,
+                  effects: bool = False, path: str | None = None):
     """(outcome, problems, refusal).
 
     ``outcome`` is 'accepted' (adsrc differentiated it in some mode),
@@ -181,6 +185,13 @@ def check_program(func, args: tuple, wrt: tuple = WRT, fd: bool = False, ticks: 
     'broken' (the program itself fails, or it was refused wrongly);
     ``problems`` a list of (class, detail), empty when every check passed;
     ``refusal`` the AdsrcError's type and gist when refused.
+
+    With ``effects``, the program may write into its arguments as plain Python
+    runs it (tests/progen_aliases.py): an accepted program must leave them as
+    plain Python does, bit for bit, with the gradient at their values on entry;
+    a refused one must leave them as they were, and be refused with an
+    ``UnsupportedSyntax`` (or, for a call with no rule, ``NoGradientRule``).
+    With ``path``, a refusal must name a line of that file (``path:line``).
     """
     problems: list[tuple[str, str]] = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -192,7 +203,7 @@ def check_program(func, args: tuple, wrt: tuple = WRT, fd: bool = False, ticks: 
         except Exception as error:  # noqa: BLE001
             return "broken", [("generator: the program raises", f"{type(error).__name__}: {error}")], None
         plain_ticks = COUNTER[0] - start
-        if changed_inputs(plain_args, args):
+        if changed_inputs(plain_args, args) and not effects:
             return "broken", [("generator: the program writes into its arguments", "")], None
         results: dict[bool, object] = {}
         for eager in (False, True):
@@ -205,9 +216,19 @@ def check_program(func, args: tuple, wrt: tuple = WRT, fd: bool = False, ticks: 
                 results[eager] = error
                 # RefusedWhenRun is the documented exception: a check only a value can decide, made
                 # right before its statement runs (adsrc/errors.py); everything else before any code runs.
-                if ticks and COUNTER[0] != start and not isinstance(error, adsrc.errors.RefusedWhenRun):
+                # So is, for a call of a value (docs/fidelity.md, "Calls of values"), NoGradientRule at that call.
+                documented = adsrc.errors.RefusedWhenRun, *((adsrc.errors.NoGradientRule,) if effects else ())
+                if ticks and COUNTER[0] != start and not isinstance(error, documented):
                     problems.append(("refused after running code",
                                      f"{mode}: {type(error).__name__} after the function's code ran: {error}"))
+                if effects and not isinstance(error, (adsrc.errors.UnsupportedSyntax, adsrc.errors.NoGradientRule)):
+                    problems.append((f"refused with {type(error).__name__}", f"{mode}: {error}"))
+                if path is not None and not re.search(re.escape(path) + r":\d+", str(error)):
+                    problems.append(("refusal names no line of the program", f"{mode}: {error}"))
+                if changed_inputs(call_args, args):
+                    problems.append(("input mutated by a refused call",
+                                     f"{mode}: arguments {changed_inputs(call_args, args)} changed"))
+                continue
             except Exception as error:  # noqa: BLE001
                 results[eager] = error
                 where = blame(error)
@@ -216,8 +237,9 @@ def check_program(func, args: tuple, wrt: tuple = WRT, fd: bool = False, ticks: 
                                  f"{mode}: {type(error).__name__}: {error} at {where}\n"
                                  + "".join(traceback.format_exception(error)[-4:])))
                 continue
-            if changed_inputs(call_args, args):
-                problems.append(("input mutated", f"{mode}: arguments {changed_inputs(call_args, args)} changed"))
+            if changed_inputs(call_args, plain_args):  # as plain Python left them (unchanged, but with effects)
+                problems.append(("input not left as Python leaves it" if effects else "input mutated",
+                                 f"{mode}: arguments {changed_inputs(call_args, plain_args)} differ from Python's"))
             if not isinstance(results[eager], Exception) and ticks and COUNTER[0] - start != plain_ticks:
                 problems.append(("side effects ran a different number of times",
                                  f"{mode}: _tick() ran {COUNTER[0] - start} times, plain Python {plain_ticks}"))
@@ -339,7 +361,8 @@ def run_batch(batch: int, count: int, seed: int = SEED) -> dict:
         try:
             for program in programs:
                 outcome, problems, refusal = check_program(getattr(module, program["name"]),
-                                                           arguments(program), fd=program["smooth"])
+                                                           arguments(program), fd=program["smooth"],
+                                                           effects=ALIAS_TAG in program["tags"])
                 result["outcomes"][outcome] = result["outcomes"].get(outcome, 0) + 1
                 for tag in program["tags"]:
                     counts = result["tags"].setdefault(tag, {})

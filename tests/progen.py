@@ -409,8 +409,9 @@ FEATURES = {
     "write": 3, "repeated_write": 2, "inplace_view": 2, "view_write_read": 3, "loop_local": 2,
     "row_alias": 1, "view_read": 1, "container_loop": 3, "container": 1, "local_function": 2,
     "shadow": 1, "make_array": 1, "unpacking": 2, "context": 2, "dict_methods": 2, "copy_then_write": 1,
-    "list_write": 3,
+    "list_write": 3, "argument_alias": 1,
 }
+ALIAS_TAG = "write through a possible alias of an argument"  # Python may change an argument: checked with effects
 
 
 def _param_pattern(name: str) -> re.Pattern:
@@ -986,6 +987,41 @@ class ExtendedGenerator(Generator):
         self.bind(scope, name, scope[name], "(copy)", local=True, owned=True)
         self.write(name, scope, out, indent)
         self.tag("copy then write")
+
+    def feature_argument_alias(self, scope, depth, loop, out, indent) -> None:
+        """A name for x or W through a spelling that may give back its own array (``np.asarray(x)``,
+        ``np.array(x, copy=False)``, ``x.view()``, ``x[...]``, ``x.reshape(...)``, ``np.atleast_1d(x)``) or
+        a new one (``np.array(x)``, ``x.copy()``), then a write into it (tests/progen_aliases.py has the
+        tables): plain Python may change the caller's array, which adsrc must refuse or do as well."""
+        from progen_aliases import FRESH, SHARING  # noqa: PLC0415  (the tables of the alias generator)
+
+        r, d = self.rng, self.dim
+        base = r.choice(["x", "W"])
+        kind = scope.get(base)
+        if kind not in ("vec", "mat"):
+            return self.feature_write(scope, depth, loop, out, indent)
+        if r.random() < 0.75:
+            template = r.choice([t for t, k in SHARING[kind] if k == kind  # s and n may be renamed here
+                                 and not re.search(r"\b(s|n|same|first)\b", t)])
+            self.tag("alias " + template.replace("{b}", "x").replace("{d}", "d"))
+        else:
+            template = r.choice([t for t in FRESH[kind] if not t.startswith("doubled")])
+            self.tag("fresh " + template.replace("{b}", "x"))
+        y = self.fresh("q")
+        out.append(f"{indent}{y} = {template.format(b=base, d=d)}")
+        S = lambda: self.expr("scal", scope)  # noqa: E731
+        i, j, a = r.randrange(d), r.randrange(d), r.randrange(d)
+        b = r.randint(a + 1, d)
+        if kind == "vec":
+            line = r.choice([f"{y}[{i}] = {S()}", f"{y}[{i}] = {y}[{j}] * {y}[{i}]", f"{y}[{a}:{b}] += {S()}",
+                             f"{y} *= {S()}", f"np.add.at({y}, [{i}, {i}], {S()})", f"{y}[{a}:{b}] = {S()}"])
+        else:
+            line = r.choice([f"{y}[{i}, {j}] = {S()}", f"{y}[{i}] += {S()}", f"{y} *= {S()}",
+                             f"{y}[:, {j}] -= {S()}", f"np.add.at({y}, ([{i}, {i}], [{j}, {j}]), {S()})"])
+        out.append(indent + line)
+        self.bind(scope, y, kind, "(alias)", local=False)  # read later, never written again by the generator
+        self.absorb(scope, f"np.sum({base} * {base}) + np.sum(np.sin({y}))", out, indent)
+        self.tag(ALIAS_TAG)
 
     # -- loops --------------------------------------------------------------------------------
     def loop(self, scope, depth, out, indent, force=None):

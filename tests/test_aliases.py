@@ -12,6 +12,9 @@ must keep working, checked against Python and central finite differences in
 float64, lazy and eager.
 """
 import math
+import warnings
+
+import gast
 
 import numpy as np
 import pytest
@@ -300,3 +303,420 @@ def test_positional_out_never_touches_the_callers_array():
         with pytest.raises(errors.UnsupportedSyntax, match="out argument passed by position"):
             adsrc.grad(overwrites, eager=eager)(x)
     np.testing.assert_array_equal(x, [0.5, 1.5])
+
+
+# -- writes through a name that may be an argument's array: every spelling, every write ---------------
+# Issue 25: y = np.array(x, copy=False) is x, so Python's y[0] = 0.0 changes x; adsrc took the result of
+# np.array for a copy and gave a wrong gradient. The rule now: the result of a call may be its argument
+# itself or a view of it unless the call is known to make a new array (aliasing.py), and every write
+# into such a name is refused, with its line, before anything of the function runs.
+ALIAS_SPELLINGS = {
+    "asarray": "np.asarray(x)",
+    "array_copy_false": "np.array(x, copy=False)",
+    "array_copy_none": "np.array(x, copy=None)",
+    "array_dtype_copy_false": "np.array(x, np.float64, copy=False)",
+    "asanyarray": "np.asanyarray(x)",
+    "ascontiguousarray": "np.ascontiguousarray(x)",
+    "asfortranarray": "np.asfortranarray(x)",
+    "asarray_chkfinite": "np.asarray_chkfinite(x)",
+    "require": "np.require(x)",
+    "atleast_1d": "np.atleast_1d(x)",
+    "atleast_2d": "np.atleast_2d(x)[0]",
+    "view": "x.view()",
+    "ellipsis": "x[...]",
+    "full_slice": "x[:]",
+    "reshape_method": "x.reshape(3)",
+    "reshape_function": "np.reshape(x, (3,))",
+    "transpose_attribute": "x.T",
+    "transpose_function": "np.transpose(x)",
+    "ravel": "np.ravel(x)",
+    "ravel_method": "x.ravel()",
+    "squeeze": "np.squeeze(x)",
+    "squeeze_method": "x.squeeze()",
+    "expand_dims": "np.expand_dims(x, 0)[0]",
+    "broadcast_to": "np.broadcast_to(x, (3,))",
+    "moveaxis": "np.moveaxis(x, 0, 0)",
+    "swapaxes": "np.swapaxes(x[None], 0, 1)[:, 0]",
+    "real_function": "np.real(x)",
+    "real_attribute": "x.real",
+    "astype_copy_false": "x.astype(np.float64, copy=False)",
+    "nan_to_num_copy_false": "np.nan_to_num(x, copy=False)",
+    "conj_method": "x.conj()",
+    "einsum": "np.einsum('i->i', x)",
+    "flip": "np.flip(np.flip(x))",
+    "conditional": "x if x[0] > 0 else np.zeros(3)",
+    "tuple_item": "(x, 1)[0]",
+    "identity_helper": "same(x)",
+    "stored_helper": "stored()",
+}
+WRITE_FORMS = {
+    "item": "y[0] = 0.0",
+    "item_from_value": "y[1] = y[0] * y[2]",
+    "slice": "y[0:2] = 1.0",
+    "slice_augmented": "y[0:2] += 1.0",
+    "item_augmented": "y[2] *= 3.0",
+    "in_place_operator": "y *= 2.0",
+    "in_place_add": "y += x",
+    "add_at": "np.add.at(y, [0, 0], 1.0)",
+    "out_keyword": "np.multiply(y, 2.0, out=y)",
+    "out_positional": "np.exp(y, y)",
+    "fill": "y.fill(0.5)",
+    "sort": "y.sort()",
+    "copyto": "np.copyto(y, 0.5)",
+}
+STORED = np.array([0.5, 1.5, 2.0])
+
+
+def same(a):
+    return a
+
+
+def stored():
+    return STORED
+
+
+def _alias_program(spelling: str, write: str, name: str):
+    from sources import function_from_source
+
+    text = (f"def {name}(x):\n"
+            f"    y = {spelling}\n"
+            f"    {write}\n"
+            f"    return np.sum(x * x) + np.sum(np.sin(y))\n")
+    path = f"alias_programs/{name}.py"
+    func = function_from_source(text, name, path)
+    func.__globals__.update(same=same, stored=stored)
+    return func, path
+
+
+@pytest.mark.parametrize("write", list(WRITE_FORMS))
+@pytest.mark.parametrize("spelling", list(ALIAS_SPELLINGS))
+def test_a_write_into_a_possible_alias_of_an_argument_is_refused(spelling, write):
+    """Every write form into every spelling of a possible alias: refused as UnsupportedSyntax naming the
+    write's file:line (or, for x op= e on a name only a value shows to be shared, RefusedWhenRun right
+    before that line), in lazy and eager mode, with the argument and the global left as they were."""
+    func, path = _alias_program(ALIAS_SPELLINGS[spelling], WRITE_FORMS[write], f"alias_{spelling}_{write}")
+    x0 = np.array([0.5, 1.5, 2.0])
+    plain = x0.copy()
+    try:
+        func(plain)
+    except Exception:  # noqa: BLE001  (a write NumPy itself refuses: a broadcast view is read-only)
+        pytest.skip("Python raises on this program")
+    # x.view() has no gradient rule: where the fence lets the program through (y op= e is checked
+    # when it runs), compiling it refuses the view itself, naming its line (2).
+    refusal = (errors.UnsupportedSyntax, errors.NoGradientRule) if spelling == "view" else errors.UnsupportedSyntax
+    for eager in (False, True):
+        x, stored_before = x0.copy(), STORED.copy()
+        with pytest.raises(refusal) as info:
+            adsrc.grad(func, eager=eager)(x)
+        if isinstance(info.value, errors.NoGradientRule):
+            assert f"{path}:2" in str(info.value) and "ndarray.view" in str(info.value)
+            continue
+        message = str(info.value)
+        assert f"{path}:3" in message, message
+        np.testing.assert_array_equal(x, x0)
+        np.testing.assert_array_equal(STORED, stored_before)
+
+
+def test_the_programs_of_the_report_are_refused_before_running():
+    """Issue 25's two programs: refused before anything runs (not RefusedWhenRun), with a remedy."""
+    def copy_false(x):
+        y = np.array(x, copy=False)
+        y[0] = 0.0
+        return np.sum(x + y)
+
+    def atleast(x):
+        y = np.atleast_1d(x)
+        y *= 2.0
+        return np.sum(x)
+
+    for func, remedy in ((copy_false, "write into a copy"), (atleast, "copy it first")):
+        for eager in (False, True):
+            x = np.ones(3)
+            with pytest.raises(errors.UnsupportedSyntax, match=remedy) as info:
+                adsrc.grad(func, eager=eager)(x)
+            assert not isinstance(info.value, errors.RefusedWhenRun)
+            assert "test_aliases.py:" in str(info.value)
+            np.testing.assert_array_equal(x, np.ones(3))
+
+
+FRESH_SPELLINGS = {
+    "array": "np.array(x)",
+    "array_copy_true": "np.array(x, copy=True)",
+    "asarray_copy_true": "np.asarray(x, copy=True)",
+    "copy_method": "x.copy()",
+    "copy_function": "np.copy(x)",
+    "arithmetic": "x * 1.0",
+    "astype": "x.astype(np.float64)",
+    "flatten": "x.flatten()",
+    "ufunc": "np.multiply(x, 1.0)",
+    "concatenate": "np.concatenate([x])",
+}
+FRESH_WRITES = {k: WRITE_FORMS[k] for k in ("item", "item_from_value", "slice", "slice_augmented",
+                                            "item_augmented", "in_place_operator", "in_place_add", "add_at")}
+
+
+def doubled(a):
+    b = a * 2.0
+    return b
+
+
+def test_a_helper_that_returns_a_new_array():
+    """A function of the program's own whose every return is a new object: updating its result in place
+    runs as Python (nothing else holds it); writing into it by index is refused (it might return a list
+    or a dict, whose writes lists.py decides), with the remedy."""
+    def updated(x):
+        y = doubled(x)
+        y *= 2.0
+        return np.sum(y * x)
+
+    def written(x):
+        y = doubled(x)
+        y[0] = 0.0
+        return np.sum(y * x)
+
+    check(updated, np.array([0.5, 1.5, 2.0]))
+    with pytest.raises(errors.UnsupportedSyntax, match=r"holds what doubled\(\.\.\.\) returned"):
+        adsrc.grad(written)(np.array([0.5, 1.5, 2.0]))
+
+
+@pytest.mark.parametrize("write", list(FRESH_WRITES))
+@pytest.mark.parametrize("spelling", list(FRESH_SPELLINGS))
+def test_a_write_into_a_fresh_array_runs_as_python(spelling, write):
+    """The near misses: a call known to make a new array, then the same writes: accepted, Python's value,
+    the gradient of finite differences in lazy and eager mode, the argument untouched (as in Python)."""
+    func, _ = _alias_program(FRESH_SPELLINGS[spelling], FRESH_WRITES[write], f"fresh_{spelling}_{write}")
+    func.__globals__.update(doubled=doubled)
+    check(func, np.array([0.5, 1.5, 2.0]))
+
+
+def zeros_like_then_copied(x):
+    y = np.zeros_like(x)
+    y[:] = x
+    y[0] = y[0] * y[1]
+    y *= 2.0
+    return np.sum(y * x)
+
+
+def fft_then_written(x):
+    X = np.fft.fft(x)
+    X[2:] = 0.0
+    return np.sum(np.real(np.fft.ifft(X)) * x)
+
+
+def scaled_then_written(x):
+    y = np.exp(x)
+    y[0] = y[0] * y[1]
+    z = np.dot(np.eye(3), x)
+    z[1:] += 1.0
+    return np.sum(y * z)
+
+
+@pytest.mark.parametrize("func", [zeros_like_then_copied, fft_then_written, scaled_then_written],
+                         ids=lambda f: f.__name__)
+def test_writes_into_arrays_a_call_made(func):
+    """Issue 24 (item 5): an array a library call returned (np.fft.fft, np.exp, np.dot) is new, so writes
+    into it run as in Python."""
+    check(func, np.array([0.5, 1.5, 2.0, -0.5, 1.0]) if func is fft_then_written else np.array([0.5, 1.5, 2.0]))
+
+
+# -- names the function's own arrays reach through a call, a display or an append -----------------------
+def read_after_write_through_copy_false(x):
+    y = np.zeros(3)
+    y[0] = x[0]
+    v = np.array(y, copy=False)
+    y[1] = x[1]
+    return np.sum(v * x)
+
+
+def read_after_write_through_a_helper(x):
+    y = np.zeros(3)
+    y[0] = x[0]
+    v = same(y)
+    y[1] = x[1]
+    return np.sum(v * x)
+
+
+def read_after_write_through_einsum(x):
+    y = np.zeros(3)
+    v = np.einsum("i->i", y)
+    y[1] = x[1]
+    return np.sum(v * x)
+
+
+def update_seen_through_a_tuple(x):
+    y = x * 1.0
+    t = (y, 1)
+    y *= 2.0
+    return np.sum(t[0])
+
+
+def update_seen_through_a_list(x):
+    y = x * 1.0
+    t = [y]
+    y *= 2.0
+    return np.sum(t[0])
+
+
+def update_seen_through_an_append(x):
+    y = x * 1.0
+    t = []
+    t.append(y)
+    y *= 2.0
+    return np.sum(t[0])
+
+
+def update_seen_through_copy_false(x):
+    y = x * 1.0
+    v = np.array(y, copy=False)
+    y *= 2.0
+    return np.sum(v * x)
+
+
+def update_seen_through_a_helper(x):
+    y = x * 1.0
+    v = same(y)
+    y *= 2.0
+    return np.sum(v * x)
+
+
+@pytest.mark.parametrize("func", [read_after_write_through_copy_false, read_after_write_through_a_helper,
+                                  read_after_write_through_einsum, update_seen_through_copy_false],
+                         ids=lambda f: f.__name__)
+def test_a_change_another_name_would_see_is_refused_before_running(func):
+    """Python's write (or x op= e) changes what v holds too (a view of y, or y); adsrc would not: refused
+    before anything runs, with the line."""
+    x = np.array([0.5, 1.5, 2.0])
+    for eager in (False, True):
+        with pytest.raises(errors.UnsupportedSyntax, match="view of") as info:
+            adsrc.grad(func, eager=eager)(x)
+        assert not isinstance(info.value, errors.RefusedWhenRun)
+        assert "test_aliases.py:" in str(info.value)
+    np.testing.assert_array_equal(x, [0.5, 1.5, 2.0])
+
+
+@pytest.mark.parametrize("func", [update_seen_through_a_tuple, update_seen_through_a_list,
+                                  update_seen_through_an_append, update_seen_through_a_helper],
+                         ids=lambda f: f.__name__)
+def test_an_update_of_an_object_another_name_holds_is_refused_when_it_is_an_array(func):
+    """t, or what same(y) returned, holds y itself: Python's y op= e changes it if y is an array (a number
+    it would not), so the update is refused right before it runs, when y turns out to hold an array."""
+    x = np.array([0.5, 1.5, 2.0])
+    for eager in (False, True):
+        with pytest.raises(errors.RefusedWhenRun, match="augmented assignment") as info:
+            adsrc.grad(func, eager=eager)(x)
+        assert "test_aliases.py:" in str(info.value)
+    np.testing.assert_array_equal(x, [0.5, 1.5, 2.0])
+
+
+def numbers_held_elsewhere(x, s):
+    y = s * 2.0
+    t = (y, 1)
+    v = same(y)
+    kept = [y]
+    y *= np.sum(x)
+    return y + t[0] + v * kept[0]
+
+
+def test_the_same_shapes_with_numbers_run_as_python():
+    check(numbers_held_elsewhere, np.array([0.5, 1.5, 2.0]), 0.7, wrt=(0, 1))
+
+
+def read_after_write_through_a_fresh_helper(x):
+    y = np.zeros(3)
+    y[0] = x[0]
+    v = doubled(y)
+    y[1] = x[1]
+    return np.sum(v * x) + np.sum(y)
+
+
+def update_after_a_reduction(x):
+    y = x * 1.0
+    s = np.sum(y) + len(y) + float(y[0])
+    n = y.shape
+    y *= 2.0
+    return s * np.sum(y) + n[0]
+
+
+@pytest.mark.parametrize("func", [read_after_write_through_a_fresh_helper, update_after_a_reduction],
+                         ids=lambda f: f.__name__)
+def test_values_that_share_nothing_are_not_refused(func):
+    check(func, np.array([0.5, 1.5, 2.0]))
+
+
+# -- the table of calls that may share memory, checked against what every rule does ----------------------
+def _node(value):
+    return gast.Constant(value=value, kind=None) if isinstance(value, (bool, int, float, str, type(None))) \
+        else gast.Name(id="v", ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _arrays(value):
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _arrays(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _arrays(item)
+
+
+def _shares_an_argument(result, args, kwargs) -> bool:
+    inputs = list(_arrays((args, kwargs)))
+    return any(out is a or np.shares_memory(out, a) for out in _arrays(result) for a in inputs)
+
+
+def test_every_rule_whose_result_shares_an_argument_is_known_to():
+    """aliasing.call_shares may say "new" only where the result never shares memory with an argument:
+    every sample of every rule (tests/rule_samples.py), method and attribute is run, and one whose result
+    is (or views) an argument must be one call_shares says may share."""
+    from adsrc.frontend.aliasing import call_shares
+    from adsrc.rules import registry
+    from rule_samples import ATTRIBUTE_SAMPLES, METHOD_SAMPLES, SAMPLES
+
+    rng = np.random.default_rng(0)
+    wrong = []
+    rules = {rule.qualname: rule for rule in registry.rules()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, cases in SAMPLES.items():
+            rule = rules.get(name)
+            for case in cases if rule is not None else []:
+                args, kwargs = case.draw(rng)
+                if _shares_an_argument(rule.func(*args, **kwargs), args, kwargs) and not call_shares(
+                        rule.func, [_node(a) for a in args], {k: _node(v) for k, v in kwargs.items()}):
+                    wrong.append(f"{name}{case!r}")
+        for name, cases in METHOD_SAMPLES.items():
+            for case in cases:
+                (obj, *args), kwargs = case.draw(rng)
+                result = getattr(obj, name)(*args, **kwargs)
+                if _shares_an_argument(result, [obj, *args], kwargs) and not call_shares(
+                        name, [_node(a) for a in args], {k: _node(v) for k, v in kwargs.items()}, method=True):
+                    wrong.append(f"x.{name}{case!r}")
+        for name, cases in ATTRIBUTE_SAMPLES.items():
+            for case in cases:
+                (obj,), _ = case.draw(rng)
+                if _shares_an_argument(getattr(obj, name), [obj], {}) \
+                        and not call_shares(registry.attribute_primitive(name)):
+                    wrong.append(f"x.{name}")
+    assert not wrong, "calls whose result shares an argument, which aliasing.py takes for new: " + ", ".join(wrong)
+
+
+@pytest.mark.parametrize("call,shares", [
+    ("np.array(x)", False), ("np.array(x, copy=True)", False), ("np.array(x, copy=False)", True),
+    ("np.array(x, copy=None)", True), ("np.array(x, None, copy=flag)", True), ("np.array(*xs)", True),
+    ("np.asarray(x)", True), ("np.asarray(x, copy=True)", False), ("np.nan_to_num(x)", False),
+    ("np.nan_to_num(x, False)", True), ("x.astype(float)", False), ("x.astype(float, copy=False)", True),
+    ("np.diff(x)", False), ("np.diff(x, n=0)", True), ("np.sum(x)", False), ("np.exp(x)", False),
+    ("np.dot(x, x)", False), ("x.sum()", False), ("x.reshape(3)", True), ("x.conj()", True),
+    ("x.get('w')", True), ("f(x)", True), ("same(x)", True), ("doubled(x)", False), ("len(x)", False),
+    ("max(x, x)", True), ("np.float64(x)", True), ("np.linalg.solve(x, x)", False),
+])
+def test_call_shares_spellings(call, shares):
+    from adsrc.frontend.aliasing import Aliasing
+    from adsrc.frontend.parse import parse_function
+    from sources import function_from_source
+
+    func = function_from_source(f"def probe(x, xs, f, flag):\n    return {call}\n", "probe", "probe_call.py")
+    func.__globals__.update(same=same, doubled=doubled)
+    aliasing = Aliasing(parse_function(func))
+    assert aliasing.call_shares(aliasing.parsed.node.body[0].value) is shares

@@ -238,6 +238,17 @@ class MutationChecks:
                       "the item may be shared (with [v] * n, or another name): replace the item instead "
                       f"(row = {source_label(base).replace('[...]', '[i]', 1)}.copy(); row[j] = ...; "
                       f"{source_label(base).replace('[...]', '[i]', 1)} = row), or build a new list")
+        shared = self._shared_binding(base.id) if isinstance(base, gast.Name) else None
+        if shared is not None:
+            sharing = self.aliasing.call_shares(shared)
+            what = f"may be the very array {source_label(shared.func)}(...) was given, or a view of it" if sharing \
+                else f"holds what {source_label(shared.func)}(...) returned, a function of the program's own"
+            why = "Python's write would change that array too: " if sharing else ""
+            self.fail(target, f"assignment to a subscript of {base.id} (x[i] = ...), which {what} (line "
+                      f"{shared.lineno}: {self.parsed.source_line(shared.lineno)}), not an array made in this function",
+                      f"{why}write into a copy ({base.id} = np.array(...) with its default copy=True, or "
+                      f"{base.id} = {base.id}.copy() before the write), or build a new array with np.where or "
+                      f"np.concatenate")
         if isinstance(base, gast.Name) and self._made_here(base.id, self.aliasing.makes_fresh_array):
             self.fail(target, f"assignment to a subscript of {base.id}, which may still hold an array the "
                       f"function did not make (the copy is made on some paths only, or another name shares it)",
@@ -247,6 +258,18 @@ class MutationChecks:
                   "create it here with np.zeros, np.empty, np.array(...), x.copy() and the like, "
                   "or build a new array with np.where or np.concatenate; a list with xs = list(xs) at the top "
                   "of the function, or [v] * n, or a comprehension")
+
+    def _shared_binding(self, local: str) -> gast.Call | None:
+        """The first call assigned to ``local`` that is not known to make a new array: one whose result
+        may be an array another name holds (``np.asarray(x)``, ``np.array(x, copy=False)``,
+        ``x.reshape(...)``; aliasing.py), or a function of the program's own, if any."""
+        for n in gast.walk(self.parsed.node):
+            if isinstance(n, (gast.Assign, gast.AnnAssign)) and isinstance(getattr(n, "value", None), gast.Call):
+                target = n.targets[0] if isinstance(n, gast.Assign) else n.target
+                if isinstance(target, gast.Name) and target.id == local \
+                        and not self.aliasing.makes_fresh_array(n.value):
+                    return n.value
+        return None
 
     def _made_here(self, local: str, fresh) -> bool:
         """Whether some assignment gives ``local`` a value ``fresh`` says is new (an array, a list)."""

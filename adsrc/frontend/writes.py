@@ -18,23 +18,36 @@ still used. Python shows the change through the view; adsrc would not.
 """
 from __future__ import annotations
 
-import operator
-
 import gast
-import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.dataflow import blocks, liveness
-from .aliasing import VIEW_ATTRIBUTES, VIEW_FUNCTIONS, VIEW_METHODS
-from .parse import _MISSING
-
-# Primitives whose result may be a view of their first argument (the fence's table, as functions).
-VIEWS = frozenset({operator.getitem} | {getattr(np, name) for name in VIEW_FUNCTIONS if hasattr(np, name)})
+from .aliasing import Aliasing, call_shares
+from .mutations import source_label
 
 
 def _prim(stmt: gast.stmt):
     return anno.get(stmt, anno.PRIM, None) if isinstance(stmt, gast.Assign) else None
+
+
+def _shares(stmt: gast.Assign, prim, locals_: set[str]) -> bool:
+    """Whether the value an ANF statement computes may share memory with its arguments (aliasing.py's
+    rule: unless the call is known to make a new array). A copy ``t = a`` is ``a``; a call of a user
+    function or of a value may return its argument; a rule as its callee says (``np.asarray(y)`` is
+    ``y``, ``y.reshape(...)`` a view of it, ``y.conj()`` of a real ``y`` is ``y``, ``np.sum(y)`` new)."""
+    if prim.kind in ("copy", "pack", "append", "dynamic"):
+        return True
+    if prim.kind == "call":
+        return call_shares(prim.callee)
+    if prim.kind != "rule":
+        return False
+    keywords = {k.arg: k.value for k in prim.keywords if k.arg is not None}
+    value = stmt.value
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+            and isinstance(value.func.value, gast.Name) and value.func.value.id in locals_:
+        return call_shares(value.func.attr, prim.args[1:], keywords, method=True)  # y.conj(), y.astype(...)
+    return call_shares(prim.rule.func, prim.args, keywords)
 
 
 def write_aliases(node: gast.FunctionDef, where) -> set[str]:
@@ -51,19 +64,22 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
     written = {w.targets[0].value.id for w in writes}
     # A list's items and slices, and arrays made of it, never share the list: only its copies do.
     lists = {w.targets[0].value.id for w in writes if _prim(w).into_list}
+    locals_ = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    sharing = []  # (target, the names its value may share memory with)
+    for stmt in statements:
+        prim = _prim(stmt)
+        if prim is None or prim.kind == "write" or not isinstance(stmt.targets[0], gast.Name) \
+                or not _shares(stmt, prim, locals_):
+            continue
+        sources = {a.id for a in prim.args if isinstance(a, gast.Name)}
+        if prim.kind != "copy":
+            sources -= lists
+        sharing.append((stmt.targets[0].id, sources))
     changed = True
     while changed:
         changed = False
-        for stmt in statements:
-            prim = _prim(stmt)
-            if prim is None or prim.kind == "write" or not isinstance(stmt.targets[0], gast.Name):
-                continue
-            is_view = prim.kind == "copy" or (prim.kind == "rule" and prim.rule.func in VIEWS)
-            source = prim.args[0] if prim.args else None
-            if not is_view or not isinstance(source, gast.Name) or source.id in lists and prim.kind != "copy":
-                continue
-            bases = ({source.id} & written) | view_of.get(source.id, set())
-            target = stmt.targets[0].id
+        for target, sources in sharing:
+            bases = (sources & written).union(*(view_of.get(s, set()) for s in sources))
             if bases and not bases <= view_of.get(target, set()):
                 view_of.setdefault(target, set()).update(bases)
                 changed = True
@@ -80,50 +96,46 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
         stale = stale_views.get(id(write))
         if stale:
             raise UnsupportedSyntax(
-                f"reading a view of {base} ({', '.join(stale)}) after writing into {base}", where(write),
-                f"take a copy where the view is made (for example {base}[...].copy()), "
+                f"reading a view of {base} ({', '.join(stale)}: {base} itself, a view of it, or what a call "
+                f"returned, which may be either) after writing into {base}", where(write),
+                f"take a copy where the view is made (for example {base}[...].copy() or np.array({base})), "
                 f"or index {base} again after the write")
     return written | set(view_of)
 
 
-def _view_source(value: gast.AST, parsed) -> str | None:
-    """The local name ``value`` may be a view of, through any chain of views (``y[...]``, ``y.T``,
-    ``y.reshape(...)[:, 0]``, ``np.transpose(y)``...), or None."""
-    node, steps = value, 0
-    while True:
-        if isinstance(node, gast.Subscript):
-            node = node.value
-        elif isinstance(node, gast.Attribute) and node.attr in VIEW_ATTRIBUTES:
-            node = node.value
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                and node.func.attr in VIEW_METHODS and not _rooted_outside(node.func.value, parsed):
-            node = node.func.value
-        elif isinstance(node, gast.Call) and node.args and _resolves_to_view_function(node.func, parsed):
-            node = node.args[0]
-        else:
-            break
-        steps += 1
-    return node.id if steps and isinstance(node, gast.Name) else None
+# NumPy functions that always return an array, and may return their argument itself or a view of it.
+_ARRAY_OF_ARGUMENT = frozenset({
+    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite", "require", "array",
+    "atleast_1d", "atleast_2d", "atleast_3d", "reshape", "ravel", "transpose", "swapaxes", "moveaxis",
+    "expand_dims", "broadcast_to", "squeeze",
+})
 
 
-def _rooted_outside(node: gast.AST, parsed) -> bool:
-    """``np`` or ``np.linalg``: a dotted name whose root is not a local of the function."""
-    while isinstance(node, gast.Attribute):
-        node = node.value
-    return isinstance(node, gast.Name) and parsed.resolve(node.id) is not _MISSING
-
-
-def _resolves_to_view_function(func: gast.AST, parsed) -> bool:
-    parts = []
-    while isinstance(func, gast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, gast.Name):
-        return False
-    obj = parsed.resolve(func.id)
-    for attr in reversed(parts):
-        obj = getattr(obj, attr, None)
-    return any(obj is view for view in VIEWS)
+def _refuse_updates_of_returned_arguments(parsed, aliasing: Aliasing) -> None:
+    """Refuse ``y op= e`` where ``y`` is assigned ``np.asarray(x)``, ``np.array(x, copy=False)``,
+    ``np.atleast_1d(x)`` or another NumPy function that always returns an array, which may be ``x``
+    itself or a view of it: Python's update would change ``x``. (The check made when the statement
+    runs would refuse it whatever ``x`` is, since the name holds an array; this one refuses it first.)"""
+    bound: dict[str, gast.AST] = {}
+    for child in gast.walk(parsed.node):
+        if isinstance(child, gast.Assign) and isinstance(child.targets[0], gast.Name) \
+                and isinstance(child.value, gast.Call):
+            target = aliasing.static(child.value.func)
+            if getattr(target, "__module__", None) == "numpy" and getattr(target, "__name__", None) \
+                    in _ARRAY_OF_ARGUMENT and aliasing.call_shares(child.value):
+                bound.setdefault(child.targets[0].id, child)
+    updates = [child for child in gast.walk(parsed.node) if isinstance(child, gast.AugAssign)
+               and isinstance(child.target, gast.Name) and child.target.id in bound]
+    if updates:
+        stmt = min(updates, key=lambda u: (u.lineno, u.col_offset))
+        name, binding = stmt.target.id, bound[stmt.target.id]
+        call = parsed.source_line(binding.lineno)
+        raise UnsupportedSyntax(
+            f"updating {name} in place ({name} op= e), where {name} may be the very array "
+            f"{source_label(binding.value.func)}(...) "
+            f"was given or a view of it (line {binding.lineno}: {call})", parsed.where(stmt),
+            f"Python's update would change that array too: copy it first ({name} = np.array(...) with its "
+            f"default copy=True, or .copy()), or write {name} = {name} op ... to make a new array")
 
 
 def refuse_updates_seen_through_views(parsed) -> None:
@@ -131,35 +143,23 @@ def refuse_updates_seen_through_views(parsed) -> None:
 
     Python updates an array in place, so the view sees the update; adsrc runs
     ``y = y op e``, a new array, and the view would keep the old elements.
-    Decided before anything runs, from the function's own code: a loop target
-    over ``y`` (a row of it) counts as a view, as does any name assigned a
-    subscript, a transposition or a reshape of ``y``, transitively.
+    Decided before anything runs, from the function's own code: a view of
+    ``y`` is a name whose value may share ``y``'s memory through steps only
+    an array takes (aliasing.py's :attr:`~adsrc.frontend.aliasing.Aliasing.reach`):
+    a subscript, a transposition or a reshape of ``y``, ``np.asarray(y)``,
+    ``np.array(y, copy=False)``, a loop target over ``y`` (a row of it),
+    transitively. A name that may hold ``y``'s object itself whatever it is
+    (``t = (y, 1)``, ``v = f(y)``, ``xs.append(y)``) makes ``y`` a shared name
+    instead, whose ``y op= e`` is refused when it runs if ``y`` holds an array
+    (a number is updated as Python does). Also refused here: ``y op= e`` where
+    ``y = np.asarray(x)`` and the like, which always hold an array.
     """
     node = parsed.node
-    view_of: dict[str, set[str]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for child in gast.walk(node):
-            pairs: list[tuple[str, str]] = []
-            if isinstance(child, gast.Assign) and isinstance(child.targets[0], gast.Name):
-                source = _view_source(child.value, parsed)
-                if source is not None:
-                    pairs.append((child.targets[0].id, source))
-            elif isinstance(child, gast.For) and isinstance(child.iter, gast.Name):
-                targets = [child.target] if isinstance(child.target, gast.Name) else []
-                pairs += [(t.id, child.iter.id) for t in targets]
-            elif isinstance(child, gast.For) and isinstance(child.iter, gast.Call) \
-                    and isinstance(child.iter.func, gast.Name) and child.iter.func.id == "enumerate" \
-                    and child.iter.args and isinstance(child.iter.args[0], gast.Name) \
-                    and isinstance(child.target, gast.Tuple) and len(child.target.elts) == 2 \
-                    and isinstance(child.target.elts[1], gast.Name):
-                pairs.append((child.target.elts[1].id, child.iter.args[0].id))
-            for view, source in pairs:
-                bases = {source} | view_of.get(source, set())
-                if view != source and not bases <= view_of.get(view, set()):
-                    view_of.setdefault(view, set()).update(bases - {view})
-                    changed = True
+    aliasing = Aliasing(parsed)
+    _refuse_updates_of_returned_arguments(parsed, aliasing)
+    view_of = {name: {base for base, hows in bases.items() if "view" in hows}
+               for name, bases in aliasing.reach.items()}
+    view_of = {name: bases for name, bases in view_of.items() if bases}
     if not view_of:
         return
     found: list[tuple[gast.AugAssign, list[str]]] = []
