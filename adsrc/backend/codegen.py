@@ -53,7 +53,7 @@ def original_lines(function: gast.FunctionDef, source: str) -> dict[int, int]:
     if printed is None:
         return {}
     made = [s for s in statements([function]) if not _is_comment(s)]
-    shown = list(_ast_statements([printed]))
+    shown = list(statements([gast.ast_to_gast(printed)]))  # the same walk over what was printed
     if len(made) != len(shown):
         return {}
     compound = (gast.If, gast.For, gast.While, gast.With, gast.Try, gast.FunctionDef)
@@ -63,18 +63,6 @@ def original_lines(function: gast.FunctionDef, source: str) -> dict[int, int]:
 
 def _is_comment(stmt: gast.stmt) -> bool:
     return isinstance(stmt, gast.Expr) and type(getattr(stmt.value, "value", None)).__name__ == "Comment"
-
-
-def _ast_statements(stmts: list):
-    """The statements of an ``ast`` tree in the order ``ir.dataflow.statements`` gives a gast tree's."""
-    for stmt in stmts:
-        if isinstance(stmt, ast.stmt):
-            yield stmt
-        for field in stmt._fields:
-            inner = getattr(stmt, field, None)
-            if type(inner) is list and inner and isinstance(inner[0], (ast.stmt, ast.excepthandler,
-                                                                       ast.match_case)):
-                yield from _ast_statements(inner)
 
 
 def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
