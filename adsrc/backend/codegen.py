@@ -18,6 +18,7 @@ from typing import Any
 import gast
 
 from ..ir.contexts import restore_with
+from ..ir.build import is_comment
 from ..ir.dataflow import statements
 
 _serial = itertools.count(1)
@@ -52,17 +53,13 @@ def original_lines(function: gast.FunctionDef, source: str) -> dict[int, int]:
     printed = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function.name), None)
     if printed is None:
         return {}
-    made = [s for s in statements([function]) if not _is_comment(s)]
+    made = [s for s in statements([function]) if not is_comment(s)]
     shown = list(statements([gast.ast_to_gast(printed)]))  # the same walk over what was printed
     if len(made) != len(shown):
         return {}
     compound = (gast.If, gast.For, gast.While, gast.With, gast.Try, gast.FunctionDef)
     return {after.lineno: before.lineno for before, after in zip(made, shown)
             if getattr(before, "lineno", None) and not isinstance(before, compound)}
-
-
-def _is_comment(stmt: gast.stmt) -> bool:
-    return isinstance(stmt, gast.Expr) and type(getattr(stmt.value, "value", None)).__name__ == "Comment"
 
 
 def load(source: str, label: str, namespace: dict[str, Any], function_name: str,
