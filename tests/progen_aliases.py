@@ -236,7 +236,7 @@ class AliasGenerator:
     def program(self) -> str:
         lines = [f"def {self.name}(x, W, s, n):", "    _tick()"]
         if self.rng.random() < 0.2:
-            lines.append(f"    c0 = np.sum(x) * s")
+            lines.append("    c0 = np.sum(x) * s")
         names = self.local_program(lines) if self.rng.random() < 0.25 else self.argument_program(lines)
         lines.append(f"    return {self.reads(names)}" + (" + c0" if "    c0 = np.sum(x) * s" in lines else ""))
         return "\n".join(lines) + "\n"

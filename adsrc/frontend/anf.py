@@ -30,7 +30,6 @@ import operator
 import gast
 import numpy as np
 
-from ..rules import registry
 from ..rules.assembly import INDEX_TRICKS, index_concatenate
 from ..rules.closures import local_function
 from .activity import Activity, gradient_reads, is_append, target_names
