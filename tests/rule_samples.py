@@ -313,7 +313,9 @@ SAMPLES: dict[str, list[Case]] = {
     "math.sumprod": [C([flt(), flt()], [flt(), flt()]), C(arr(3), arr(3))],
     # ---- builtins -------------------------------------------------------------
     "builtins.getattr": [C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "w"),
-                         C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "b")],
+                         C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "b"),
+                         # a default, returned where the attribute is missing
+                         C(Spec(lambda rng: _Pair(rng.uniform(-2, 2, 3), float(rng.uniform()))), "missing", flt(), wrt=(2,))],
     "builtins.sorted": [C([flt(), flt(), flt()]), C(arr(4)), C([flt(), flt(), flt()], reverse=True),
                         C(arr(4), reverse=True)],  # key= is checked in tests/test_objects.py
     "builtins.abs": [C(flt(0.5, 2.0)), C(flt(-2.0, -0.5)), C(nonzero(3))],

@@ -31,6 +31,10 @@ from .parse import Parsed, parse_function
 _MAX_DEPTH = 8
 
 
+class _NotGiven(Exception):
+    """A change to something the function was not given (a module's list it logs into): not refused."""
+
+
 class EffectsFence(MutationChecks, gast.NodeVisitor):
     """The fence's checks of what a function changes, and nothing else of its syntax."""
 
@@ -41,13 +45,17 @@ class EffectsFence(MutationChecks, gast.NodeVisitor):
         args = parsed.node.args
         self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.params |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        # a parameter the function rebinds (args = list(args)) may hold its own copy when it is written
+        self.rebound = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Store) and n.id in self.params}
 
     def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
         """Raise where what would change is one of the parameters (or what they hold): a module's own list
         that a helper logs into is not something the caller gave it."""
         root = _root(node)
-        if root is None or root in self.params:
+        if root is None or root in self.params and root not in self.rebound:
             raise UnsupportedSyntax(construct, self.parsed.where(node), hint)
+        raise _NotGiven  # what changes was not given to the function: the rest of this statement is not checked
 
     def static(self, node: gast.AST) -> object:
         return static_value(self.parsed, self.locals, node)
@@ -106,6 +114,7 @@ def callees(parsed: Parsed) -> list[tuple[Callable, gast.Call]]:
             continue
         target = static_value(parsed, locals_, node.func)
         if inspect.isfunction(target) and not is_library_function(target) and registry.lookup(target) is None \
+                and (getattr(target, "__module__", None) or "").split(".")[0] != "adsrc" \
                 and not registry.is_nondifferentiable(target) and not recomputes(target):
             found.append((target, node))
     return found
@@ -128,7 +137,10 @@ def check_effects(parsed: Parsed, seen: set | None = None, depth: int = 0) -> No
         try:
             fence = EffectsFence(inner)
             for stmt in inner.node.body:
-                fence.visit(stmt)
+                try:
+                    fence.visit(stmt)
+                except _NotGiven:
+                    continue
         except UnsupportedSyntax as error:
             raise UnsupportedSyntax(f"calling {func.__qualname__}, which changes what it is given "
                                     f"({error.construct} at {error.where})", parsed.where(call),

@@ -41,6 +41,7 @@ import gast
 import numpy as np
 
 from ..rules import registry
+from ..rules.iterables import unpacked
 
 ARRAY, NUMBER, DICT = "array", "number", "dict"
 CONTAINER = "container"  # a list, tuple, set or str: no rule is a method of one (a call of one is refused)
@@ -226,6 +227,8 @@ class ReceiverKinds:
         if not isinstance(func, (gast.Name, gast.Attribute)) or isinstance(func, gast.Name) and func.id in self.locals:
             return none
         obj = self._outside(func)
+        if obj is unpacked and node.args:  # a, b = value: what value's items are (desugar.py writes it so)
+            return self._infer(node.args[0])
         if obj is builtins.dict:
             return DICT, frozenset()
         if obj in _NUMBERS:
@@ -314,6 +317,10 @@ def _definitions(nodes: list) -> list[tuple[str, gast.expr | None]]:
             for target in node.targets:
                 if isinstance(target, gast.Name):
                     out.append((target.id, node.value))
+                elif isinstance(target, (gast.Tuple, gast.List)) \
+                        and all(isinstance(e, gast.Name) for e in target.elts):  # q, r = np.linalg.qr(a)
+                    out += [(e.id, gast.Subscript(value=node.value, slice=gast.Constant(i, None), ctx=gast.Load()))
+                            for i, e in enumerate(target.elts)]
                 elif isinstance(target, (gast.Tuple, gast.List, gast.Starred)):
                     out += [(n, None) for n in _names_in(target)]
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
