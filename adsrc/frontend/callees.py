@@ -70,9 +70,16 @@ class CalleeResolver:
     def method_of(self, func: gast.Attribute) -> Any:
         """The primitive a method call ``obj.name(...)`` is, where the receiver is shown to be of the
         kind its rule is for (frontend/receivers.py); None where it is resolved when it runs."""
-        prim = registry.method_primitive(func.attr)
+        return self._shown("method", registry.method_primitive(func.attr), func)
+
+    def attribute_of(self, node: gast.Attribute) -> Any:
+        """The primitive an attribute read ``obj.name`` is (``x.T``), where the receiver is shown to be of
+        its rule's kind; None for an attribute read from a structure or a value whose kind is not shown."""
+        return self._shown("attribute", registry.attribute_primitive(node.attr), node)
+
+    def _shown(self, what: str, prim: Any, node: gast.Attribute) -> Any:
         if prim is None or self.receivers is None \
-                or not self.receivers.accepts(func.value, registry.receivers_of("method", func.attr)):
+                or not self.receivers.accepts(node.value, registry.receivers_of(what, node.attr)):
             return None
         return prim
 
@@ -81,15 +88,6 @@ class CalleeResolver:
         show to be one (a distribution's ``self.shape``), they are read as any attribute."""
         return node.attr in registry.INERT_ATTRIBUTES and self.receivers is not None \
             and self.receivers.accepts(node.value, "array")
-
-    def attribute_of(self, node: gast.Attribute) -> Any:
-        """The primitive an attribute read ``obj.name`` is (``x.T``), where the receiver is shown to be of
-        its rule's kind; None for an attribute read from a structure or a value whose kind is not shown."""
-        prim = registry.attribute_primitive(node.attr)
-        if prim is None or self.receivers is None \
-                or not self.receivers.accepts(node.value, registry.receivers_of("attribute", node.attr)):
-            return None
-        return prim
 
     def global_chain(self, node: gast.AST) -> bool:
         """True for ``np``, ``np.linalg`` and the like: a dotted name rooted outside the function."""
