@@ -26,7 +26,7 @@ def test_quick_run_prints_the_table(tmp_path):
         # machine happens to have them, would make this smoke test slow.
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--json", str(out),
          "--systems", "primal,hand,adsrc-lazy,adsrc-eager"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| workload | system | median µs | / hand | / primal |" in proc.stdout
@@ -43,12 +43,12 @@ def test_quick_run_prints_the_table(tmp_path):
 def test_filters_and_unknown_names():
     run = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"]
     proc = subprocess.run(run + ["--workloads", "regression", "--systems", "primal,hand"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = [line for line in proc.stdout.splitlines() if line.startswith("| regression |")]
     assert len(table) == 2
     proc = subprocess.run(run + ["--systems", "nonesuch"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=600)
     assert proc.returncode != 0 and "nonesuch" in proc.stderr
 
 
@@ -65,3 +65,12 @@ def test_hand_gradient_matches_central_differences(name):
         entries = rng.choice(size, size=min(size, 12), replace=False)
         expected = fd_entries(wl.f, args, i, entries)
         np.testing.assert_allclose(np.ravel(g)[entries], expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", __import__("benchmarks.compile_shapes", fromlist=["SHAPES"]).SHAPES)
+@pytest.mark.parametrize("n", [1, 7, 23])
+def test_compile_shapes_differentiate_right(shape, n):
+    """The long functions benchmarks/compile_shapes.py times, at small sizes: right gradients, both modes."""
+    from benchmarks.compile_shapes import make
+    from gradcheck import check
+    check(make(shape, n), np.linspace(0.1, 0.9, 5), 0.3, wrt=(0, 1))

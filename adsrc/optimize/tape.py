@@ -93,32 +93,56 @@ def _is_push(stmt: gast.stmt, tape: str) -> bool:
 
 def _push_before_copies(adjoint: gast.FunctionDef, tape: str) -> bool:
     """``h_prev = h; ...; tape.append(h_prev)`` -> ``tape.append(h); ...`` where the push saves only copies
-    made one after another, no other push lies between, and nothing else in the forward sweep reads them."""
+    made one after another, no other push lies between, and nothing else in the forward sweep reads them.
+
+    One scan of each block: the copies made since the last push are the only ones a push can take back,
+    and the forward sweep's reads of each name are counted once, so the pass is linear in the adjoint."""
     changed = False
-    forward = [s for block in blocks(adjoint.body) for s in block if not isinstance(s, gast.FunctionDef)]
+    reads: dict[str, int] = {}
+    for block in blocks(adjoint.body):
+        for s in block:
+            if not isinstance(s, gast.FunctionDef) and not anno.get(s, anno.TAPE_COPY, False):
+                for n in _own_names(s):
+                    if isinstance(n, gast.Name):
+                        reads[n.id] = reads.get(n.id, 0) + 1
     for block in list(blocks(adjoint.body)):
-        for j, push in enumerate(block):
-            if not _is_push(push, tape):
-                continue
-            saved = _names(push.value.args[0])
-            if not all(isinstance(n, gast.Name) for n in saved):
-                continue
-            copies = {s.targets[0].id: i for i, s in enumerate(block[:j]) if anno.get(s, anno.TAPE_COPY, False)}
-            where = sorted(copies.get(n.id, -1) for n in saved)
-            if where[0] < 0 or where != list(range(where[0], where[0] + len(where))) \
-                    or any(_is_push(s, tape) for s in block[where[0]:j]):
-                continue
-            names = {n.id for n in saved}
-            if any(isinstance(n, gast.Name) and n.id in names and n not in saved
-                   for s in forward if not anno.get(s, anno.TAPE_COPY, False) for n in _own_names(s)):
-                continue  # a copy the forward sweep reads elsewhere (the pullback's own, popped, are its own)
-            source = {block[i].targets[0].id: block[i].value for i in where}
-            push.value.args[0] = _rebuild([name(source[n.id].id) for n in saved], gast.Load())
-            block[where[0]:where[-1] + 1] = [push]
-            del block[j - len(where) + 1]
-            changed = True
-            break
+        copies: dict[str, int] = {}  # made since the last push: name -> position
+        j = 0
+        while j < len(block):
+            stmt = block[j]
+            if anno.get(stmt, anno.TAPE_COPY, False):
+                copies[stmt.targets[0].id] = j
+            elif _is_push(stmt, tape):
+                at = _take_back_copies(block, j, copies, reads)
+                if at is not None:
+                    changed, j = True, at
+                copies = {}
+            j += 1
     return changed
+
+
+def _take_back_copies(block: list[gast.stmt], j: int, copies: dict[str, int], reads: dict[str, int]) -> int | None:
+    """Move the push ``block[j]`` up in place of the copies it alone saves; its new position, or None."""
+    saved = _names(block[j].value.args[0])
+    if not all(isinstance(n, gast.Name) and n.id in copies for n in saved):
+        return None
+    where = sorted(copies[n.id] for n in saved)
+    if where != list(range(where[0], where[0] + len(where))):
+        return None
+    in_push: dict[str, int] = {}
+    for n in saved:
+        in_push[n.id] = in_push.get(n.id, 0) + 1
+    if any(reads.get(n, 0) > count for n, count in in_push.items()):
+        return None  # a copy the forward sweep reads elsewhere (the pullback's own, popped, are its own)
+    sources = [block[copies[n.id]].value.id for n in saved]
+    for n, source in zip(saved, sources):
+        reads[n.id] -= 1
+        reads[source] = reads.get(source, 0) + 1
+    push = block[j]
+    push.value.args[0] = _rebuild([name(source) for source in sources], gast.Load())
+    del block[j]
+    block[where[0]:where[-1] + 1] = [push]
+    return where[0]
 
 
 def _own_names(stmt: gast.stmt) -> list[gast.AST]:

@@ -61,25 +61,25 @@ class ReverseControlFlow:
         values of its own to save keeps the old value under another name first
         (``h_prev = h``, no copy of data), which the group pushes and its
         backward blocks read, so that a loop body of simple statements pushes
-        once per iteration.
+        once per iteration. The group indexes the names its backward blocks
+        read and bind (``_Group``), so each statement costs its own size, not
+        the group's: a long run that rebinds one name compiles in linear time.
         """
         fwd: list[gast.stmt] = []
         bwd: list[gast.stmt] = []
-        group_fwd: list[gast.stmt] = []
-        group_bwd: list[gast.stmt] = []
-        pending: list[str] = []
+        group = _Group()
 
         def flush() -> None:
-            nonlocal group_fwd, group_bwd, pending, bwd
-            fwd.extend(group_fwd)
-            if pending:
-                push, pop = self.push(pending), self.pop(pending)
+            nonlocal group, bwd
+            fwd.extend(group.fwd)
+            if group.pending:
+                push, pop = self.push(group.pending), self.pop(group.pending)
                 anno.set(pop, anno.PUSHES, [push])
                 fwd.append(push)
-                at = 1 if group_bwd and is_comment(group_bwd[0]) else 0
-                group_bwd.insert(at, pop)
-            bwd = group_bwd + bwd
-            group_fwd, group_bwd, pending = [], [], []
+                at = 1 if group.bwd and is_comment(group.bwd[0]) else 0
+                group.bwd.insert(at, pop)
+            bwd = group.bwd + bwd
+            group = _Group()
 
         for stmt in stmts:
             f, b, save = self.stmt(stmt)
@@ -87,38 +87,30 @@ class ReverseControlFlow:
             writes = simple and isinstance(stmt.targets[0], gast.Subscript)  # in place: rebinds nothing
             assigned = {n.id for t in (stmt.targets if simple and not writes else []) for n in gast.walk(t)
                         if isinstance(n, gast.Name)}
-            clash = assigned & set(pending)
-            if simple and not writes and clash and save and self.can_keep_previous(clash, group_bwd):
-                f = self.keep_previous(sorted(clash), pending, group_bwd) + f
+            clash = assigned & group.pending_set
+            if simple and not writes and clash and save and self.can_keep_previous(clash, group):
+                f = self.keep_previous(sorted(clash), group) + f
             elif not simple or clash:
                 flush()
-            group_fwd += f
-            group_bwd = b + group_bwd
-            pending += [n for n in save if n not in pending]
+            group.add(f, b, save)
             if not simple:
                 flush()
         flush()
         return fwd, merge_comments(bwd)
 
-    def can_keep_previous(self, names: set[str], group_bwd: list[gast.stmt]) -> bool:
+    def can_keep_previous(self, names: set[str], group: "_Group") -> bool:
         """Whether the pending ``names`` can be saved under other names: none shares memory with an array
         written in place, and the group's backward blocks only read them."""
-        return not names & self.write_aliases and not any(
-            isinstance(n, gast.Name) and n.id in names and not isinstance(n.ctx, gast.Load)
-            for s in group_bwd for n in gast.walk(s))
+        return not names & self.write_aliases and not names & group.bound
 
-    def keep_previous(self, names: list[str], pending: list[str], group_bwd: list[gast.stmt]) -> list[gast.stmt]:
+    def keep_previous(self, names: list[str], group: "_Group") -> list[gast.stmt]:
         """``h_prev = h`` for each pending name about to be reassigned: the group saves ``h_prev``
         instead, and the backward blocks already in the group read it."""
         copies = []
         for old in names:
             kept = self.namer.fresh(f"{old}_prev")
             self.locals.add(kept)
-            pending[pending.index(old)] = kept
-            for s in group_bwd:
-                for n in gast.walk(s):
-                    if isinstance(n, gast.Name) and n.id == old:
-                        n.id = kept
+            group.rename(old, kept)
             copy_ = assign(kept, name(old))
             anno.set(copy_, anno.TAPE_COPY, True)
             copies.append(copy_)
@@ -196,6 +188,45 @@ class ReverseControlFlow:
             fwd.append(push)
             bwd.insert(0, pop)
         return fwd, bwd
+
+
+class _Group:
+    """A run of simple statements whose tape pushes share one tuple: their forward and backward
+    statements, the names to push, and an index of the names the backward statements read
+    (their nodes, for renaming) and bind."""
+
+    def __init__(self) -> None:
+        self.fwd: list[gast.stmt] = []
+        self.bwd: list[gast.stmt] = []
+        self.pending: list[str] = []
+        self.pending_set: set[str] = set()
+        self.reads: dict[str, list[gast.Name]] = {}
+        self.bound: set[str] = set()
+
+    def add(self, fwd: list[gast.stmt], bwd: list[gast.stmt], save: list[str]) -> None:
+        self.fwd += fwd
+        self.bwd = bwd + self.bwd
+        for stmt in bwd:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name):
+                    if isinstance(n.ctx, gast.Load):
+                        self.reads.setdefault(n.id, []).append(n)
+                    else:
+                        self.bound.add(n.id)
+        for n in save:
+            if n not in self.pending_set:
+                self.pending.append(n)
+                self.pending_set.add(n)
+
+    def rename(self, old: str, new: str) -> None:
+        """The pending ``old`` is pushed as ``new``, which the backward statements read instead."""
+        self.pending[self.pending.index(old)] = new
+        self.pending_set.discard(old)
+        self.pending_set.add(new)
+        nodes = self.reads.pop(old, [])
+        for n in nodes:
+            n.id = new
+        self.reads.setdefault(new, []).extend(nodes)
 
 
 def _append_to_paths(block: list[gast.stmt], stmt: gast.stmt) -> list[gast.stmt]:
