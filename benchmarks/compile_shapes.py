@@ -17,7 +17,6 @@ size's time to the one before; a linear compile doubles when ``n`` doubles.
 """
 from __future__ import annotations
 
-import linecache
 import sys
 import time
 from typing import Callable
@@ -25,6 +24,8 @@ from typing import Callable
 import numpy as np
 
 import adsrc
+
+from .workloads import function_from_source
 
 SHAPES = ("rebind", "rotate", "distinct", "branches", "helper", "loop_body")
 
@@ -54,12 +55,7 @@ def make(shape: str, n: int) -> Callable:
     body, last = _lines(shape, n)
     lines = ["def step(y, c):", "    return np.sin(y) * c", "", "def f(x, c):", "    y = x"]
     lines += ["    " + line for line in body] + [f"    return np.sum({last})"]
-    source = "\n".join(lines) + "\n"
-    filename = f"<benchmarks: {shape} function of {n} statements>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np}
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace["f"]
+    return function_from_source(lines, f"<benchmarks: {shape} function of {n} statements>", "f")
 
 
 def compile_seconds(shape: str, n: int) -> float:

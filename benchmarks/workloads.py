@@ -84,12 +84,17 @@ def _straight_line(statements):
     for i in range(1, statements):
         lines.append(f"    y{i} = np.tanh(y{i - 1}) * w + x" if i % 2 else f"    y{i} = np.sin(y{i - 1}) + y{i // 2}")
     lines.append(f"    return np.sum(y{statements - 1})")
+    return function_from_source(lines, f"<benchmarks: straight-line function of {statements} statements>",
+                                "straight_line")
+
+
+def function_from_source(lines: list[str], filename: str, name: str) -> Callable:
+    """The function ``name`` defined by ``lines``, under ``filename`` in linecache so that adsrc reads its source."""
     source = "\n".join(lines) + "\n"
-    filename = f"<benchmarks: straight-line function of {statements} statements>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"np": np}
     exec(compile(source, filename, "exec"), namespace)
-    return namespace["straight_line"]
+    return namespace[name]
 
 
 straight200 = _straight_line(200)
