@@ -11,13 +11,25 @@ functions a factory returns) do not recompile in turn.
 """
 from __future__ import annotations
 
+import collections
 import threading
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..frontend.parse import closure_values
 
 ENTRIES_PER_KEY = 4
+MISSES_KEPT = 64
+
+
+@dataclass(frozen=True)
+class Miss:
+    """One compile: the function (``name (file:line)``), what was compiled, and why no entry served."""
+
+    function: str
+    options: str
+    cause: str
 
 
 class CompileCache:
@@ -27,6 +39,8 @@ class CompileCache:
         self._entries: "weakref.WeakKeyDictionary[Any, dict[tuple, list]]" = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
         self.generation = 0  # counts forget and clear calls: what remembers an entry outside the cache checks it
+        self.compiles = 0
+        self.misses: collections.deque[Miss] = collections.deque(maxlen=MISSES_KEPT)
 
     def get(self, func: Callable, options: tuple, build: Callable[[], Any]) -> Any:
         code = getattr(func, "__code__", None)
@@ -39,6 +53,7 @@ class CompileCache:
         with self._lock:
             entry = self._current(code, options, func, closure)  # another thread may have compiled it meanwhile
             if entry is None:
+                self._count_miss(code, options, func, closure)
                 entry = build()
                 kept = self._entries.setdefault(code, {}).setdefault(options, [])
                 kept.insert(0, entry)
@@ -50,6 +65,21 @@ class CompileCache:
             if entry.current(func, closure):
                 return entry
         return None
+
+    def _count_miss(self, code: Any, options: tuple, func: Callable, closure: dict) -> None:
+        kept = self._entries.get(code, {}).get(options, ())
+        if kept:
+            causes = [getattr(entry, "why_stale", _unknown)(func, closure) for entry in kept]
+            cause = causes[0] or "the entry kept was compiled for other closure values"
+            if len(kept) > 1:
+                cause += f" (and {len(kept) - 1} older entries did not serve either)"
+        elif code in self._entries:
+            cause = "first compile for these options (the function was compiled for others)"
+        else:
+            cause = "first compile of this code"
+        self.compiles += 1
+        where = f"{code.co_filename}:{code.co_firstlineno}"
+        self.misses.append(Miss(f"{code.co_name} ({where})", _options(options), cause))
 
     def entries(self, func: Callable) -> list:
         """The compiled entries kept for ``func``'s code, all options (for tests and debugging)."""
@@ -66,3 +96,16 @@ class CompileCache:
         with self._lock:
             self._entries.clear()
             self.generation += 1
+
+
+def _unknown(func: Callable, closure: dict) -> str:
+    return "what the entry kept was compiled against changed"
+
+
+def _options(options: tuple) -> str:
+    """``wrt=(0,), reverse, eager`` for the options ``(wrt, mode, ...)`` that backend/pipeline.py gives."""
+    if len(options) < 2:
+        return ", ".join(map(str, options))
+    wrt, mode, *rest = options
+    kind = getattr(mode, "direction", str(mode)) + (", eager" if getattr(mode, "eager", False) else "")
+    return ", ".join([f"wrt={wrt}", kind, *map(str, rest)])

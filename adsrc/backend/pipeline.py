@@ -170,6 +170,27 @@ class Compiled:
         except Exception:  # an attribute that is gone
             return False
 
+    def why_stale(self, func: Callable, closure: dict[str, Any]) -> str | None:
+        """What ``current`` found changed, in words (None if nothing): the cause of a compile-cache miss."""
+        if self.rules_version != registry.version():
+            return "a gradient rule was registered or replaced since it was compiled"
+        if not self.same_defaults(func):
+            return "its default argument values are other objects than when it was compiled"
+        for key, obj in self.reads:
+            now = resolve_outside(func, closure, key)
+            if now is not obj:
+                return (f"'{key}', which it reads from outside, is another object than when it was compiled "
+                        f"({type(obj).__name__} then, {type(now).__name__} now)")
+        for root, get, obj in self.attributes:
+            try:
+                same = get(root) is obj
+            except Exception:
+                same = False
+            if not same:
+                path = getattr(get, "path", None) or getattr(get, "__reduce__", lambda: (None, ("?",)))()[1][0]
+                return f"the dotted name '.{path}' it reads names another object than when it was compiled"
+        return None
+
 
 def _resolve_chain(func: Callable, closure: dict[str, Any], chain: tuple[str, ...]) -> Any:
     """What ``a.b.c`` means inside ``func`` now (_MISSING if it cannot be resolved)."""
@@ -200,8 +221,51 @@ def _attribute_chains(node: gast.AST, free: list[str], func: Callable, closure: 
             obj = _resolve_chain(func, closure, chain)
             if obj is not _MISSING and (callable(obj) or inspect.ismodule(obj)):
                 chains[chain] = obj
-    return [(resolve_outside(func, closure, chain[0]), operator.attrgetter(".".join(chain[1:])), obj)
-            for chain, obj in chains.items()]
+    checks = []
+    for chain, obj in chains.items():
+        root = resolve_outside(func, closure, chain[0])
+        owner = _bound_to(obj)
+        if owner is None:
+            checks.append((root, operator.attrgetter(".".join(chain[1:])), obj))
+            continue
+        # A bound method (``rs.randn``, ``model.energy``) is a new object at each read: check what it
+        # is made of instead, the object it is bound to and the function it binds.
+        if len(chain) > 2:
+            checks.append((root, operator.attrgetter(".".join(chain[1:-1])), owner))
+        checks.append((root, _BoundFunction(".".join(chain[1:])), _bound_function(obj)))
+    return checks
+
+
+def _bound_to(obj: Any) -> Any:
+    """The object a bound method is bound to (not a module: ``math.sin`` is a function), or None."""
+    owner = getattr(obj, "__self__", None)
+    if owner is None or inspect.ismodule(owner) or not (inspect.ismethod(obj) or inspect.isbuiltin(obj)):
+        return None
+    return owner
+
+
+def _bound_function(method: Any) -> Any:
+    """What a bound method calls: its function, or for a builtin method its class's descriptor; an
+    object that is not a bound method (a function set on the instance) stands for itself."""
+    if inspect.ismethod(method):
+        return method.__func__
+    owner = _bound_to(method)
+    if owner is None:
+        return method
+    return inspect.getattr_static(owner if isinstance(owner, type) else type(owner), method.__name__, method)
+
+
+class _BoundFunction:
+    """A getter of the function a dotted name's bound method binds (``_bound_function``)."""
+
+    __slots__ = ("_get", "path")
+
+    def __init__(self, path: str):
+        self._get = operator.attrgetter(path)
+        self.path = path
+
+    def __call__(self, root: Any) -> Any:
+        return _bound_function(self._get(root))
 
 
 def _defaults(func: Callable) -> tuple:
