@@ -58,12 +58,12 @@ class Layout:
             out.append(_as_leaf(piece, shape, piece.dtype if cotangent else dtype, kind))
         return out
 
-    def _ravel(self, parts: list[Any], dtype: np.dtype) -> np.ndarray:
-        """One vector from one value (or zero) per leaf, in order."""
+    def _ravel(self, parts: list[Any], dtype: np.dtype, cotangent: bool = True) -> np.ndarray:
+        """One vector from one value (or zero) per leaf, in order; a (co)tangent has zeros at integer leaves."""
         out = np.zeros(self.size, dtype=dtype)
         for k, (value, shape) in enumerate(zip(parts, self.shapes)):
             value = unthunk(value)
-            if value is not zero and value is not None and self.dtypes[k].kind in "fc":
+            if value is not zero and value is not None and (self.dtypes[k].kind in "fc" or not cotangent):
                 value = np.asarray(value)
                 out[self.offsets[k]:self.offsets[k + 1]] = np.ravel(np.broadcast_to(
                     np.real(value) if dtype.kind != "c" else value, shape))
@@ -96,6 +96,20 @@ class Unravel(functools.partial):
 
     def __repr__(self) -> str:
         return f"Unravel({self.structure!r}, size={self.size})"
+
+    def ravel_like(self, tree: Any, dtype: Any = None) -> np.ndarray:
+        """The vector of ``tree``, a tree of this structure (a gradient of the raveled tree), in this
+        layout: its leaves raveled where the original's are, zeros for ``adsrc.zero`` and for the
+        original's integer leaves. ``dtype``: the vector's (the flat vector's by default).
+
+        >>> import numpy as np, adsrc
+        >>> flat, unravel = adsrc.ravel_pytree({"a": np.ones(2), "b": 1.0})
+        >>> unravel.ravel_like({"b": 3.0, "a": np.array([1.0, 2.0])})
+        array([1., 2., 3.])
+        """
+        layout = self.args[0]
+        parts = [unthunk(p) for p in layout.structure.flatten_up_to(tree, what="ravel_like")]
+        return layout._ravel(parts, np.dtype(layout.flat_dtype if dtype is None else dtype))
 
 
 def _as_leaf(piece: np.ndarray, shape: tuple, dtype: np.dtype, kind: type) -> Any:
@@ -134,7 +148,7 @@ def ravel_pytree(tree: Any) -> tuple[np.ndarray, Unravel]:
     if dtype.kind not in "fc":
         dtype = np.dtype(np.float64)
     layout = Layout(structure, leaves, dtype)
-    return layout._ravel(leaves, dtype), Unravel(unravel_pytree, layout)
+    return layout._ravel(leaves, dtype, cotangent=False), Unravel(unravel_pytree, layout)
 
 
 # ---- rules: both functions are linear, so each one's vjp is a reshaping, written with two more linear
