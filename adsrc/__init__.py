@@ -5,9 +5,10 @@ print, diff and step through. Gradient contributions are lazy thunks,
 accumulated into flat AccThunks that fuse and add in place when they are
 materialized; ``adsrc.eager_unthunk()`` switches to eager accumulation.
 """
-from . import errors
-from .api import (Derivative, Differentiated, adjoint_source, check_grads, differentiate, grad, hessian, hvp,
-                  jacobian, jvp, jvp_source, value_and_grad, vjp)
+from . import errors, optimizers
+from .api import (Derivative, Differentiated, TreeStructure, adjoint_source, check_grads, differentiate, grad,
+                  hessian, hvp, jacobian, jvp, jvp_source, ravel_pytree, tree_flatten, tree_leaves, tree_map,
+                  tree_structure, tree_unflatten, value_and_grad, vjp)
 from .api.checkpointing import checkpoint, checkpoint_loop
 from .api.diagnostics import cache_info
 from .config import config, eager_unthunk
@@ -24,5 +25,6 @@ __all__ = [
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
     "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads", "checkpoint",
-    "checkpoint_loop", "cache_info",
+    "checkpoint_loop", "cache_info", "tree_map", "tree_leaves", "tree_structure", "tree_flatten", "tree_unflatten",
+    "TreeStructure", "ravel_pytree", "optimizers",
 ]

@@ -30,7 +30,7 @@ LAYERS = [
     {"adsrc.backend"},
     {"adsrc.runtime", "adsrc.calls", "adsrc.recompute"},
     {"adsrc.second_order"},
-    {"adsrc.api"},
+    {"adsrc.api", "adsrc.optimizers"},
     {"adsrc.cli", "adsrc.__main__", "adsrc"},
 ]
 

@@ -254,6 +254,8 @@ def _subclass_leaf(tree: Any, seen: set[int]) -> tuple[list, Any] | None:
 
 
 def _check_leaf(name: str, value: Any) -> None:
+    if value is None:  # an empty subtree, as in the pytree functions: its gradient is None
+        return
     if isinstance(value, (int, float, complex, np.ndarray, np.generic)):
         dtype = np.result_type(value)
     elif is_foreign(value):  # a Dask or CuPy array: NumPy's functions dispatch to it
@@ -372,6 +374,8 @@ class Fresh:
         structure, with zeros where nothing flowed.
         """
         gradient = unthunk(gradient)
+        if like is None:
+            return None
         if type(like) is np.ndarray and type(gradient) is np.ndarray and gradient.dtype == like.dtype \
                 and gradient.shape == like.shape:
             return self._claim(gradient)

@@ -25,7 +25,8 @@ from .arguments import parameter_names
 from .derivative import Derivative
 from .forward import jvp
 from .gradients import grad, vjp
-from .trees import flatten, is_float_leaf, leaf_paths
+from .blocks import is_float_leaf
+from .trees import flatten, leaf_paths
 
 _MODES = ("fwd", "rev")
 

@@ -26,7 +26,8 @@ from .arguments import (Wrt, bind, choose_wrt, explain, positions,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
 from .forward import jvp, split_aux
-from .trees import flatten, stack_columns, unit_vectors, zeros_like_leaf
+from .blocks import stack_columns, unit_vectors, zeros_like_leaf
+from .trees import flatten
 
 
 def _aux_cotangent(value: Any, cotangent: Any) -> Any:

@@ -21,7 +21,8 @@ from .arguments import where as _where
 from .derivative import Derivative
 from .forward import jvp
 from .gradients import grad, vjp
-from .trees import flatten, is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
+from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
+from .trees import flatten
 
 
 def _root(func: Callable) -> Callable:
