@@ -25,6 +25,7 @@ from .arguments import parameter_names
 from .derivative import Derivative
 from .forward import jvp
 from .gradients import grad, vjp
+from .primitives import callable_for
 from .trees import flatten, is_float_leaf, leaf_paths
 
 _MODES = ("fwd", "rev")
@@ -77,6 +78,7 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     if unknown or not modes or isinstance(modes, str):
         raise InvalidArgument(f"modes is a tuple of 'fwd' and 'rev', not {modes!r}")
     args = tuple(args)
+    func = callable_for(func)
     if any(np.iscomplexobj(leaf) for a in args for leaf in flatten(a)[0]
            if isinstance(leaf, (complex, np.ndarray, np.generic))):
         raise InvalidArgument("check_grads checks real floating-point arguments, and this call has a complex one: "

@@ -21,6 +21,7 @@ from .arguments import where as _where
 from .derivative import Derivative
 from .forward import jvp
 from .gradients import grad, vjp
+from .primitives import callable_for
 from .trees import flatten, is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 
 
@@ -122,6 +123,7 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
     [6.0, 0.0]
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     gradient = grad(func, wrt)
     wrt_positions, many = positions(func, wrt)
 
@@ -167,6 +169,7 @@ def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = Non
     (6.0, 2.0, 0.0)
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         func.refuse_aux("hessian")
     return jacobian(grad(func, wrt), wrt, mode="fwd")
@@ -200,6 +203,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
     if mode not in ("rev", "fwd"):
         raise InvalidArgument(f"mode must be 'rev' or 'fwd', not {mode!r}")
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         func.refuse_aux("jacobian")
     wrt_positions, many = positions(_root(func), wrt)
