@@ -11,6 +11,7 @@ from .api import (Derivative, Differentiated, adjoint_source, check_grads, diffe
 from .api.checkpointing import checkpoint, checkpoint_loop
 from .api.elementwise import elementwise_grad
 from .api.implicit import fixed_point
+from .api.minimize import minimize
 from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable
@@ -25,5 +26,5 @@ __all__ = [
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
     "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads", "checkpoint",
-    "checkpoint_loop", "elementwise_grad", "fixed_point",
+    "checkpoint_loop", "elementwise_grad", "fixed_point", "minimize",
 ]
