@@ -213,3 +213,23 @@ class NotDifferentiable(AdsrcError, NotImplementedError):
     ...     print(isinstance(error, adsrc.AdsrcError), isinstance(error, NotImplementedError))
     True True
     """
+
+
+class NotConverged(AdsrcError, RuntimeError):
+    """An iteration (``adsrc.fixed_point``, or the linear solve of its derivative) reached its most
+    iterations without converging; it never returns an unconverged result.
+
+    >>> import adsrc
+    >>> def diverging(a, x):
+    ...     return 2.0 * x + a
+    >>> try:
+    ...     adsrc.fixed_point(diverging, 1.0, 1.0, max_iter=20)
+    ... except adsrc.errors.NotConverged as error:
+    ...     print(isinstance(error, RuntimeError))
+    True
+    """
+
+
+class MissingDependency(AdsrcError, ImportError):
+    """An optional library a function needs is not installed (SciPy for ``adsrc.minimize``); the message
+    names the ``pip install`` command that adds it."""

@@ -206,7 +206,7 @@ def test_non_scalar_output_suggests_vjp():
 
 def test_source_unavailable():
     with pytest.raises(errors.SourceUnavailable):
-        adsrc.grad(np.sin)(1.0)
+        adsrc.grad(np.argsort)(np.ones(2))  # np.sin has a rule: grad(np.sin) differentiates it
     namespace = {}
     exec("def typed_at_repl(x):\n    return x * x\n", namespace)
     with pytest.raises(errors.SourceUnavailable) as info:

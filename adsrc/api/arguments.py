@@ -80,31 +80,18 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
 
 
 def _primitive(func: Callable) -> tuple[str, str, str] | None:
-    """For a function with a gradient rule (``np.sum``): what it is, and what to differentiate instead
-    (SourceUnavailable's reason, where and remedy); None for any other."""
-    from ..rules import registry
+    """For a library function with no gradient rule (``np.argsort`` and the like, given to the API itself):
+    SourceUnavailable's reason, where and remedy; None for anything else. (One with a rule never gets
+    here: the API differentiates it through a generated caller, primitives.py.)"""
+    from .primitives import is_candidate, spelling
 
-    try:
-        if registry.lookup(func) is None:
-            return None
-    except TypeError:  # unhashable
+    if not is_candidate(func):
         return None
-    name = getattr(func, "__name__", None) or label(func)
-    module = getattr(func, "__module__", None) or ""
-    root = module.split(".")[0]
-    spelling = {"numpy": "np", "builtins": ""}.get(root, root)
-    if spelling == "np" and getattr(np, name, None) is not func:
-        spelling = next((f"np.{sub}" for sub in ("linalg", "fft", "random") if getattr(getattr(np, sub), name, None)
-                         is func), spelling)
-    if spelling and module != "builtins":
-        called = f"{spelling}.{name}"
-    else:
-        called = name
-    kind = "a NumPy function" if root == "numpy" else f"a {root} function" if root and root != "builtins" \
-        else "a builtin"
-    return (f"{called} is {kind}, a primitive with a gradient rule of its own", "",
-            f"adsrc differentiates Python functions, and the calls of {called} in them: wrap it in one, as in "
-            f"adsrc.grad(lambda x: {called}(x)) (or a def of your own)")
+    called = spelling(func)
+    return (f"{called} is a library function with no gradient rule in adsrc, and no Python source to "
+            f"differentiate", "",
+            f"register its rule with adsrc.register_adjoint({called}, ...), or differentiate a Python function "
+            f"that computes it from functions adsrc has rules for (docs/rules.md lists them)")
 
 
 def choose_wrt(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:

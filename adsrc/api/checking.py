@@ -27,6 +27,7 @@ from .forward import jvp
 from .gradients import grad, vjp
 from .blocks import is_float_leaf
 from .trees import flatten, leaf_paths
+from .primitives import callable_for
 
 _MODES = ("fwd", "rev")
 
@@ -78,6 +79,7 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     if unknown or not modes or isinstance(modes, str):
         raise InvalidArgument(f"modes is a tuple of 'fwd' and 'rev', not {modes!r}")
     args = tuple(args)
+    func = callable_for(func)
     if any(np.iscomplexobj(leaf) for a in args for leaf in flatten(a)[0]
            if isinstance(leaf, (complex, np.ndarray, np.generic))):
         raise InvalidArgument("check_grads checks real floating-point arguments, and this call has a complex one: "

@@ -21,6 +21,7 @@ from ..values import is_zero, part, to_tangent, zero
 from .arguments import (Fresh, Wrt, bind, choose_wrt, parameter_names, positions, refuse_subclasses,
                         where)
 from .derivative import MAX_ORDER, Derivative
+from .primitives import callable_for
 
 
 def _float_like(value: Any) -> bool:
@@ -69,6 +70,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, has_aux: bool = False) -
     (0.0, 2.0)
     """
     primals, tangents = _check_pairs(primals, tangents)
+    func = callable_for(func)
     if not isinstance(func, Derivative) and hasattr(type(func), "__adsrc_pushforward__") and not has_aux:
         return func.__adsrc_pushforward__(primals, tangents)  # a Jacobian (higher.py) gives its own
     _refuse_subclasses(func.root if isinstance(func, Derivative) else func, primals, tangents)
@@ -111,6 +113,7 @@ def jvp_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = 
     True
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         raise func.refuse("jvp_source", "second derivatives run the second-order pass over the eager adjoint "
                                         "of the function, compiled at call time; print adjoint_source(f, "

@@ -28,6 +28,7 @@ from .derivative import MAX_ORDER, Derivative
 from .forward import jvp, split_aux
 from .blocks import stack_columns, unit_vectors, zeros_like_leaf
 from .trees import flatten
+from .primitives import callable_for
 
 
 def _aux_cotangent(value: Any, cotangent: Any) -> Any:
@@ -60,6 +61,7 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
     (2.0, {'size': 2}, [1.0, 1.0])
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         if has_aux:
             raise func.refuse("has_aux=True", "it needs a function that returns (output, aux), and a derivative "
@@ -119,6 +121,7 @@ def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, 
     12.0
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         both = value_and_grad(func, wrt, eager=eager, has_aux=has_aux)
 
@@ -150,6 +153,7 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
     ([3.0, 6.0], 3.0)
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         if has_aux:
             raise func.refuse("has_aux=True in vjp", "it needs a function that returns (output, aux), and a "
@@ -228,6 +232,7 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
         return (sin_x_times_x, pullback)
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         raise func.refuse("adjoint_source", "a second derivative runs the eager adjoint of the function through "
                                             "the second-order pass at call time; print "
@@ -372,6 +377,7 @@ class Differentiated:
 
     def __init__(self, func: Callable, wrt: Wrt | None = None, eager: bool | None = None, *,
                  argnums: Wrt | None = None, has_aux: bool = False):
+        func = callable_for(func)
         functools.update_wrapper(self, func)
         self.wrt = choose_wrt(wrt, argnums)
         self.eager = eager

@@ -23,6 +23,7 @@ from .forward import jvp
 from .gradients import grad, vjp
 from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 from .trees import flatten
+from .primitives import callable_for
 
 
 def _root(func: Callable) -> Callable:
@@ -123,6 +124,7 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
     [6.0, 0.0]
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     gradient = grad(func, wrt)
     wrt_positions, many = positions(func, wrt)
 
@@ -168,6 +170,7 @@ def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = Non
     (6.0, 2.0, 0.0)
     """
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         func.refuse_aux("hessian")
     return jacobian(grad(func, wrt), wrt, mode="fwd")
@@ -201,6 +204,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
     if mode not in ("rev", "fwd"):
         raise InvalidArgument(f"mode must be 'rev' or 'fwd', not {mode!r}")
     wrt = choose_wrt(wrt, argnums)
+    func = callable_for(func)
     if isinstance(func, Derivative):
         func.refuse_aux("jacobian")
     wrt_positions, many = positions(_root(func), wrt)
