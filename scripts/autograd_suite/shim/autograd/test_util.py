@@ -16,7 +16,8 @@ import numpy as np
 import adsrc
 from adsrc.api.derivative import Derivative
 from adsrc.api.higher import Jacobian
-from adsrc.api.trees import flatten, is_float_leaf
+from adsrc.api.blocks import is_float_leaf
+from adsrc.api.trees import flatten
 
 from . import _only
 from ._bridge import as_type_error, bind
