@@ -187,7 +187,7 @@ class Compiled:
             except Exception:
                 same = False
             if not same:
-                path = getattr(get, "path", None) or getattr(get, "__reduce__", lambda: (None, ("?",)))()[1][0]
+                path = get.path if isinstance(get, _BoundFunction) else get.__reduce__()[1][0]  # an attrgetter's
                 return f"the dotted name '.{path}' it reads names another object than when it was compiled"
         return None
 
