@@ -83,9 +83,12 @@ def _primitive(func: Callable) -> tuple[str, str, str] | None:
     """For a library function with no gradient rule (``np.argsort`` and the like, given to the API itself):
     SourceUnavailable's reason, where and remedy; None for anything else. (One with a rule never gets
     here: the API differentiates it through a generated caller, primitives.py.)"""
-    from .primitives import is_candidate, spelling
+    from .primitives import in_library, is_candidate, spelling
 
     if not is_candidate(func):
+        return None
+    wrapped = getattr(func, "pyfunc", None)  # np.vectorize of the user's own function: not a library's
+    if inspect.isfunction(wrapped) and not in_library(wrapped):
         return None
     called = spelling(func)
     return (f"{called} is a library function with no gradient rule in adsrc, and no Python source to "
