@@ -69,8 +69,8 @@ class CompileCache:
     def _count_miss(self, code: Any, options: tuple, func: Callable, closure: dict) -> None:
         kept = self._entries.get(code, {}).get(options, ())
         if kept:
-            causes = [getattr(entry, "why_stale", _unknown)(func, closure) for entry in kept]
-            cause = causes[0] or "the entry kept was compiled for other closure values"
+            cause = getattr(kept[0], "why_stale", _unknown)(func, closure) \
+                or "the entry kept was compiled for other closure values"
             if len(kept) > 1:
                 cause += f" (and {len(kept) - 1} older entries did not serve either)"
         elif code in self._entries:

@@ -66,19 +66,20 @@ class ReverseControlFlow:
         the group's: a long run that rebinds one name compiles in linear time.
         """
         fwd: list[gast.stmt] = []
-        bwd: list[gast.stmt] = []
+        groups_bwd: list[list[gast.stmt]] = []  # each group's backward statements, in program order
         group = _Group()
 
         def flush() -> None:
-            nonlocal group, bwd
+            nonlocal group
             fwd.extend(group.fwd)
+            group_bwd = group.backward()
             if group.pending:
                 push, pop = self.push(group.pending), self.pop(group.pending)
                 anno.set(pop, anno.PUSHES, [push])
                 fwd.append(push)
-                at = 1 if group.bwd and is_comment(group.bwd[0]) else 0
-                group.bwd.insert(at, pop)
-            bwd = group.bwd + bwd
+                at = 1 if group_bwd and is_comment(group_bwd[0]) else 0
+                group_bwd.insert(at, pop)
+            groups_bwd.append(group_bwd)
             group = _Group()
 
         for stmt in stmts:
@@ -96,7 +97,7 @@ class ReverseControlFlow:
             if not simple:
                 flush()
         flush()
-        return fwd, merge_comments(bwd)
+        return fwd, merge_comments([s for group_bwd in reversed(groups_bwd) for s in group_bwd])
 
     def can_keep_previous(self, names: set[str], group: "_Group") -> bool:
         """Whether the pending ``names`` can be saved under other names: none shares memory with an array
@@ -197,7 +198,7 @@ class _Group:
 
     def __init__(self) -> None:
         self.fwd: list[gast.stmt] = []
-        self.bwd: list[gast.stmt] = []
+        self._bwd: list[list[gast.stmt]] = []  # each statement's backward statements, in program order
         self.pending: list[str] = []
         self.pending_set: set[str] = set()
         self.reads: dict[str, list[gast.Name]] = {}
@@ -205,7 +206,7 @@ class _Group:
 
     def add(self, fwd: list[gast.stmt], bwd: list[gast.stmt], save: list[str]) -> None:
         self.fwd += fwd
-        self.bwd = bwd + self.bwd
+        self._bwd.append(bwd)
         for stmt in bwd:
             for n in gast.walk(stmt):
                 if isinstance(n, gast.Name):
@@ -217,6 +218,10 @@ class _Group:
             if n not in self.pending_set:
                 self.pending.append(n)
                 self.pending_set.add(n)
+
+    def backward(self) -> list[gast.stmt]:
+        """The group's backward statements: the last statement's first."""
+        return [s for stmts in reversed(self._bwd) for s in stmts]
 
     def rename(self, old: str, new: str) -> None:
         """The pending ``old`` is pushed as ``new``, which the backward statements read instead."""
