@@ -28,11 +28,11 @@ from ..optimize.fold import fold
 from ..optimize.hoist import hoist
 from ..optimize.inline_writes import WriteInliner, as_lists
 from ..optimize.kinds import only_read, single
-from ..optimize.specialize import Specializer, signature_kinds
+from ..optimize.specialize import Specializer, rules_of, signature_kinds
 from ..optimize.stacks import array_pushes, outer_pushes
 from ..optimize.write_kinds import float64_arrays, real_scalars
 from ..rules import registry
-from ..rules.templates import Kind
+from ..rules.templates import Kind, computes_as
 from .pipeline import Compiled, collection_paused
 
 MAX_SIGNATURES = 8
@@ -94,6 +94,12 @@ def _kind(part: Any) -> Kind | None:
         item = _kind(part[2] if len(part) == 3 else part[2:])
         return None if item is None else Kind(part[0], shape=(part[1],), item=item)
     return Kind(part)
+
+
+# the kinds of W @ x in a loop, as outer_pushes proves them (only the ranks matter to what it asks)
+_F64 = np.dtype(np.float64)
+_MATRIX_VECTOR = {"g": Kind(np.ndarray, _F64, (2,)), "ans": Kind(np.ndarray, _F64, (2,)),
+                  "a": Kind(np.ndarray, _F64, (2, 3)), "b": Kind(np.ndarray, _F64, (3,))}
 
 
 def specialized(compiled: Compiled, key: tuple | None) -> Compiled | None:
@@ -191,9 +197,10 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     if runtime.get("Stack"):  # a Stack's cotangents that the kinds prove arrays: pushed without a look at them
         array_pushes(pullback_of(function), runtime["Stack"], lambda g: _arrays(inference.expr(g)))
         if not generic.context.accumulation.eager:  # a loop's outer products g xᵀ: their factors held, GEMMs
-            matrix_vjp = registry.lookup(np.matmul).vjps[0]  # W @ x's vjp for W: g xᵀ of vectors
+            matmul = registry.lookup(np.matmul)  # W @ x's vjp for W: g xᵀ of vectors, however it is spelled
             outer_pushes(pullback_of(function), runtime["Stack"], runtime["OuterStack"],
-                         {label for label, fn in vjps.items() if fn is matrix_vjp},
+                         {label for label, (rule, position) in rules_of(vjps).items()
+                          if position == 0 and computes_as(rule, matmul, _MATRIX_VECTOR)},
                          lambda node, ndim: _one_float64_shape(inference.expr(node), ndim), taken)
     # what a backward loop computes the same at every step (a sum's cotangent), computed before it
     hoist(pullback_of(function), inference, {runtime["Stack"], runtime["OuterStack"]})

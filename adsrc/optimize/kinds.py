@@ -6,10 +6,17 @@ dtype and shape), the generated module's outside names, and the vjp
 functions its header binds. Output: for every name, the set of kinds it may
 hold, or None when it may hold anything (a list, a Thunk, a user object).
 
-The analysis is flow-insensitive: a name's set is the union over every
-assignment to it anywhere in the adjoint, run to a fixpoint. That covers
-loops and branches without following them, and a tape pop restores a value
-its name held when it was pushed, so it adds nothing. A kind is found by
+A name's set is the union over every assignment to it anywhere in the
+adjoint, run to a fixpoint. That covers loops and branches without following
+them, and a tape pop restores a value its name held when it was pushed, so it
+adds nothing. A read knows more where one assignment reaches it: after
+``d = d + c`` in a block, the reads of ``d`` that follow in that block see
+the kinds of ``d + c`` alone, not the ``zero`` that ``d`` started as. The
+walk carries the kinds of the names assigned so far in the straight-line
+code (:class:`Inference`'s ``_local``): an ``if`` keeps what both branches
+agree on, a loop forgets the names its body assigns (their value at the head
+of an iteration comes from the previous one), and so does a tape pop, a
+nested function, and any statement that binds names another way. A kind is found by
 running the operation on example values of the operands' kinds (NumPy
 decides what ``np.sin`` of a float returns, or the shape of a matmul): only
 operators, the vjps of adsrc's own rules, and NumPy or ``math`` functions
@@ -79,6 +86,25 @@ _VALUE_SHAPED = frozenset({"unique", "unique_values", "unique_counts", "unique_a
                            "setxor1d", "fromfunction", "polyfit", "roots", "select", "piecewise", "where"})
 
 
+def array_method(name: str) -> bool:
+    """Whether an array's method of this name computes what a NumPy function with one of adsrc's own rules
+    does (``x.sum()`` is ``np.sum(x)``: rules/registry.py's defmethod), so that calling it on an example
+    has no effect and gives the kind the method gives."""
+    if name in _METHODS:
+        return True
+    primitive = registry.method_primitive(name)
+    if primitive is None:
+        return False
+    if library_primitive(primitive):
+        return True
+    try:
+        rule = registry.lookup(primitive)
+    except TypeError:
+        return False
+    return (getattr(primitive, "__module__", None) or "").startswith("adsrc.rules") and rule is not None \
+        and any(v is not None and own_rule_function(v) for v in rule.vjps)
+
+
 def library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
     if obj in _ALLOCATIONS or obj in _EMPTY or obj in _REDUCTIONS:
@@ -110,6 +136,10 @@ class Inference:
         self.write_helpers = {runtime[h]: h for h in WRITE_HELPERS if h in runtime}
         self.env: dict[str, Kinds | None] = {}
         self._memo: dict[tuple, Kinds | None] = {}
+        self._local: dict[str, Kinds | None] = {}  # during a walk: the kinds one assignment gave, at this point
+        self._at: dict[int, tuple[gast.Name, Kinds | None]] = {}  # a read's kinds where that is what reaches it
+        # a nested function that rebinds an outer name makes a call an assignment: then only the unions
+        self._flow = not any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(adjoint))
         self.run()
 
     # ---- the fixpoint ---------------------------------------------------------------
@@ -119,11 +149,13 @@ class Inference:
         for _ in range(rounds):
             before = dict(self.env)
             self._read, self._stale = set(), False
+            self._local, self._at = {}, {}
             self._block(self.adjoint.body)
             if not self._stale or self.env == before:  # no name gained a kind after a read of it: a fixpoint
                 break
         else:
-            self.env = {}  # no fixpoint: know nothing
+            self.env, self._at = {}, {}  # no fixpoint: know nothing
+        self._local = {}
         self.final = True
 
     def rebound(self, adjoint: gast.FunctionDef) -> "Inference":
@@ -134,6 +166,7 @@ class Inference:
         other.adjoint = adjoint
         other.assigned = {n.id for n in names(adjoint) if isinstance(n.ctx, (gast.Store, gast.Param))}
         other.env = dict(self.env)
+        other._at = {}  # a pass may move a read past another assignment: each name's union still holds
         return other
 
     final = False
@@ -150,6 +183,7 @@ class Inference:
 
     def _bind(self, name: str, kinds: Kinds | None) -> None:
         kinds = None if kinds is None else frozenset(k.variable() for k in kinds)
+        self._local[name] = kinds
         joined = join(self.env[name], kinds) if name in self.env else kinds
         if name in self._read and (name not in self.env or joined != self.env[name]):
             self._stale = True
@@ -159,31 +193,53 @@ class Inference:
         for stmt in stmts:
             self._stmt(stmt)
 
+    def _forget(self, node: gast.AST) -> None:
+        """The names ``node`` binds anywhere in it: their reads after it see each name's union."""
+        for found in gast.walk(node):
+            if isinstance(found, gast.Name) and isinstance(found.ctx, gast.Store):
+                self._local.pop(found.id, None)
+
     def _stmt(self, stmt: gast.stmt) -> None:
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
             if self._is_pop(stmt.value):
+                self._forget(target)
                 return  # a pop restores values its names held when they were pushed
-            if isinstance(target, gast.Name):
-                self._bind(target.id, self.expr(stmt.value))
+            if isinstance(target, gast.Name) and len(stmt.targets) == 1:
+                kinds = self.expr(stmt.value)
+                self._forget(stmt.value)  # an assignment expression inside it
+                self._bind(target.id, kinds)
             else:
-                for node in gast.walk(target):
+                self._forget(stmt.value)
+                for node in gast.walk(stmt):
                     if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                         self._bind(node.id, None)
         elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             op = _BINARY.get(type(stmt.op))
-            operands = [self.kinds(stmt.target.id), self.expr(stmt.value)]
+            operands = [self.expr(gast.Name(stmt.target.id, gast.Load(), None, None)), self.expr(stmt.value)]
             if op is operator.pow and not _typed_power(*operands):
                 op = None
+            self._forget(stmt.value)
             self._bind(stmt.target.id, None if op is None else self._apply(("op", op), op, operands))
         elif isinstance(stmt, gast.For):
             element = self._element(stmt.iter)
+            self._forget(stmt)  # at the head of an iteration, what the previous one left
             for node in gast.walk(stmt.target):
                 if isinstance(node, gast.Name):
                     self._bind(node.id, element if isinstance(stmt.target, gast.Name) else None)
             self._block(stmt.body)
+            self._forget(stmt)
             self._block(stmt.orelse)
+        elif isinstance(stmt, gast.If):
+            self.expr(stmt.test)
+            self._forget(stmt.test)
+            before = dict(self._local)
+            self._block(stmt.body)
+            taken, self._local = self._local, before
+            self._block(stmt.orelse)
+            self._local = {n: join(k, taken[n]) for n, k in self._local.items() if n in taken}
         elif isinstance(stmt, gast.FunctionDef):  # the pullback: its cotangent is the seed
+            outer, self._local = self._local, {}  # it runs later: the forward sweep's names have any value
             returned = self._returned()
             if returned is not None and returned <= {Kind(int), Kind(float), Kind(np.float64)}:
                 returned = frozenset(Kind(float) if k.type is int else k for k in returned)  # seed(0) is 1.0
@@ -191,9 +247,14 @@ class Inference:
                 self._bind(arg.id, returned if returned is not None
                            and returned <= {Kind(float), Kind(np.float64)} else None)
             self._block(stmt.body)
-        else:
-            for part in ("body", "orelse", "finalbody"):
-                self._block(getattr(stmt, part, None) or [])
+            self._local = outer
+            self._forget(stmt)
+        else:  # a while loop, with, try: at the head of each part, and after it, its names hold any of theirs
+            for part in ("body", "orelse", "handlers", "finalbody"):
+                for child in getattr(stmt, part, None) or []:
+                    self._forget(stmt)  # a handler may run after any statement of the body
+                    self._block(child.body if isinstance(child, gast.ExceptHandler) else [child])
+            self._forget(stmt)
 
     def _returned(self) -> Kinds | None:
         """The kinds of the value the adjoint returns beside its pullback (a gradient's seed is ``1.0``
@@ -257,6 +318,13 @@ class Inference:
         if isinstance(node, gast.Name):
             if node.id == self.rt.get("zero") and node.id not in self.assigned:
                 return frozenset({ZERO})
+            if self.final:
+                found = self._at.get(id(node))
+                return found[1] if found is not None and found[0] is node else self.kinds(node.id)
+            if self._flow and node.id in self._local:
+                self._at[id(node)] = (node, self._local[node.id])
+                self.kinds(node.id)  # a read of the name, for the fixpoint
+                return self._local[node.id]
             return self.kinds(node.id)
         if isinstance(node, gast.BinOp):
             op = _BINARY.get(type(node.op))
@@ -312,20 +380,33 @@ class Inference:
             return self._apply_call(("vjp", name), fn, node)
         if name is not None and name in self.write_helpers:
             return write_helper_kinds(self.write_helpers[name], node.args, self.expr, self.vjps)
-        if isinstance(func, gast.Attribute) and func.attr in _METHODS and not node.keywords \
-                and not any(isinstance(a, gast.Starred) for a in node.args):
-            receiver = self.expr(func.value)  # an array's own method, as a template writes g.dot(a)
-            if receiver is None or any(k.type is not np.ndarray for k in receiver):
-                return None
-            method = func.attr
-            return self._apply(("method", method), lambda v, *args: getattr(v, method)(*args),
-                               [receiver, *(self.expr(a) for a in node.args)])
         callee = self.resolve(func)
+        if callee is _MISSING and isinstance(func, gast.Attribute) and array_method(func.attr):
+            return self._method(node)
         if callee is len and len(node.args) == 1 and not node.keywords:
             return self._length(self.expr(node.args[0]))
         if callee is not _MISSING and library_primitive(callee):
             return self._apply_call(("call", id(callee)), callee, node)
         return None
+
+    def _method(self, node: gast.Call) -> Kinds | None:
+        """An array's own method (``x.sum()``, ``x.reshape(n, 1)``, a template's ``g.dot(a)``): the kinds
+        of what the method returns on examples of the receiver's kinds."""
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        receiver = self.expr(node.func.value)
+        if receiver is None or any(k.type is not np.ndarray for k in receiver):
+            return None
+        method, keywords = node.func.attr, [k.arg for k in node.keywords]
+        operands = [receiver, *(self.expr(a) for a in node.args), *(self.expr(k.value) for k in node.keywords)]
+        if not _shapes_follow(registry.method_primitive(method), operands):
+            return None
+        positional = 1 + len(node.args)
+
+        def run(value, *values):
+            return getattr(value, method)(*values[:positional - 1], **dict(zip(keywords, values[positional - 1:])))
+
+        return self._apply(("method", method, tuple(keywords)), run, operands)
 
     @staticmethod
     def _length(kinds: Kinds | None) -> Kinds | None:

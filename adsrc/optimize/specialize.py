@@ -49,7 +49,7 @@ SMALL_SIZE = 64  # elements of a cotangent below which a deferred contribution i
 _by_function: dict[int, Any] = {}  # registry version -> {id(vjp): (rule, position)}
 
 
-def _rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
+def rules_of(vjps: dict[str, Callable]) -> dict[str, tuple[Any, int]]:
     """The rule and argument position of each vjp the module binds, by its name there."""
     version = registry.version()
     if version not in _by_function:
@@ -90,7 +90,7 @@ class Specializer:
         self.params = params
         self.namespace = namespace
         self.vjps = vjps
-        self.rules = _rules_of(vjps)
+        self.rules = rules_of(vjps)
         self.rt = runtime
         self.tape = tape
         self.module_alias = module_alias
@@ -192,7 +192,9 @@ class Specializer:
         template = next((t for t in templates if self._exact(t, kinds)), None)
         if template is None:
             return None
-        if deferred and not self._small(self.vjps[label], kinds.get("g")):
+        argument = kinds.get(params[2 + position]) if 2 + position < len(params) else None
+        if deferred and not (self._small(self.vjps[label], kinds.get("g"))
+                             and self._small(self.vjps[label], argument)):
             return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
         expression = self._instantiate(template, operands, kinds)
         if expression is not None:
@@ -203,7 +205,9 @@ class Specializer:
     def _small(vjp: Callable, cotangent: Kinds | None) -> bool:
         """Whether computing a deferred contribution at once costs less than deferring it: its vjp has no
         batched or in-place form, or its cotangent has at most SMALL_SIZE elements (a thunk's bookkeeping
-        then costs more than the arithmetic; accumulate's small_size, decided here)."""
+        then costs more than the arithmetic; accumulate's small_size, decided here). Asked of the
+        contribution's own kinds too: an outer product of small vectors is a large matrix, which a
+        batched form computes as one product of matrices."""
         if getattr(vjp, "fuse", None) is None and getattr(vjp, "add_into", None) is None:
             return True
         return cotangent is not None and all(
@@ -249,6 +253,17 @@ class Specializer:
             def visit_Name(inner, node):  # noqa: N805
                 if node.id in operands and isinstance(node.ctx, gast.Load):
                     return copy_tree(operands[node.id])
+                return node
+
+            def visit_BinOp(inner, node):  # noqa: N805
+                # integers of the code, such as an exponent less one: their value (exact, as Python's)
+                inner.generic_visit(node)
+                left, right = node.left, node.right
+                if isinstance(left, gast.Constant) and isinstance(right, gast.Constant) \
+                        and type(left.value) is int and type(right.value) is int \
+                        and isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
+                    op = {gast.Add: int.__add__, gast.Sub: int.__sub__, gast.Mult: int.__mul__}[type(node.op)]
+                    return gast.Constant(value=op(left.value, right.value), kind=None)
                 return node
 
         return Substitute().visit(expression)

@@ -173,8 +173,16 @@ def _exponent_less_one(y):
     return np.where(np.equal(y, 0), 0, np.subtract(y, 1))
 
 
+def _smooth_exponent(y) -> bool:
+    """A Python integer exponent of at least 1: ``y x**(y-1)`` is then finite wherever ``x`` is, so its
+    product with ``g`` is taken plainly, as for ``np.square(x)`` and ``x * x``: one square, one rule."""
+    return type(y) is int and y >= 1
+
+
 def _power_dx(g, ans, x, y):
     """y x**(y-1): 0 for y == 0 (at x == 0 too), y for y == 1, inf at x == 0 for 0 < y < 1."""
+    if _smooth_exponent(y):
+        return unbroadcast(g * (y * np.power(x, y - 1)), x)
     return unbroadcast(times(g, y * np.power(x, _exponent_less_one(y))), x)
 
 
@@ -200,6 +208,8 @@ def _power_jvp_y(t, ans, x, y):
 
 
 defvjp(np.power, _power_dx, _power_dy)
+deftemplate(lookup(np.power), 0, "g * (y * np.power(x, y - 1))",  # x ** 2, x ** 3: _power_dx's first case
+            lambda k: k["y"].const is not None and _smooth_exponent(k["y"].const[0]) and broadcasts_to("x", "g", "x")(k))
 defjvp(np.power, _power_jvp_x, _power_jvp_y)
 defvjp(np.float_power, _float_power_dx, _float_power_dy)
 defjvp(np.float_power, lambda t, ans, x, y: times(t, y * np.float_power(x, _exponent_less_one(y))),

@@ -146,7 +146,10 @@ def guard_zero(fn: Callable, name: str, rule: Any, position: int) -> Callable:
     # for complex values read what they read.
     code = getattr(fn, "__code__", None)
     parameters = code.co_argcount if code is not None and not code.co_flags & inspect.CO_VARARGS else None
-    reads_every_argument = reads is None or parameters is not None and all(reads(q) for q in range(2, parameters))
+    # (``out=`` is where NumPy writes a result, never an input value: a vjp need not read it)
+    inputs = range(2, parameters) if parameters is not None else ()
+    reads_every_argument = reads is None or parameters is not None and all(
+        reads(q) or code.co_varnames[q] == "out" for q in inputs)
     vjp.uses = reads if rule.complex_ok or reads_every_argument else (lambda p: p == 1 or reads(p))
     vjp.position = position
     return vjp

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import NotDifferentiable
 from .registry import defjvp, deflinear, defmethod, defvjp, lookup
 from ._util import as_array, note, unbroadcast, variadic, zero
-from .templates import arrays, defalternative, deftemplate
+from .templates import arrays, defalternative, defsame, deftemplate, ranks
 
 _LETTERS = string.ascii_letters
 
@@ -269,6 +269,12 @@ def _matrix_vector_kinds(k) -> bool:
         and k["b"].shape == (k["a"].shape[1],)
 
 
+def _vector_matrix_kinds(k) -> bool:
+    """A vector times a matrix, ``h @ W``: no broadcasting, so unbroadcast does nothing."""
+    return arrays({"a": 1, "b": 2})(k) and k["g"].type is np.ndarray and k["g"].shape == (k["b"].shape[1],) \
+        and k["a"].shape == (k["b"].shape[0],)
+
+
 # Two matrices, where summing back to the argument's shape does nothing; a matrix times a vector (db).
 deftemplate(lookup(np.matmul), 0, "g @ b.T", lambda k: arrays({"a": 2, "b": 2})(k)
             and k["a"].shape == (k["g"].shape[0], k["b"].shape[0]))
@@ -277,9 +283,20 @@ deftemplate(lookup(np.matmul), 1, "a.T @ g", lambda k: arrays({"a": 2, "b": 2})(
 # gᵀA: the same BLAS gemv as a.T @ g (the same values); the array's own dot skips the dispatch that
 # np.matmul and np.dot go through, so it costs a third of a.T @ g on a 32x32 matrix
 defalternative(lookup(np.matmul), 1, "g.dot(a)", _matrix_vector_kinds)
+# Two vectors: one product per element, g * b (the inner products' too, however NumPy spells them).
+_vectors = ranks({"a": (1,), "b": (1,)})
+defalternative(lookup(np.matmul), 0, "g * b", _vectors)
+defalternative(lookup(np.matmul), 1, "g * a", _vectors)
+# A vector times a matrix, as _matmul_da and _matmul_db compute it. (A matrix times a vector keeps its
+# outer product g bᵀ deferred: a loop's are one GEMM, optimize/stacks.py's outer_pushes.)
+# (Of vectors, g[:, None] is np.expand_dims(g, -1), the same view, without the axis checks.)
+defalternative(lookup(np.matmul), 0, "(b @ g[:, None])[:, 0]", _vector_matrix_kinds)
+defalternative(lookup(np.matmul), 1, "a[:, None] * g", _vector_matrix_kinds)
 if hasattr(np.linalg, "matmul"):
     deflinear(np.linalg.matmul, _matmul_da, _matmul_db, fuse=_MATMUL_FUSE)
 deflinear(np.dot, *variadic(_dot_vjp, 2, ("a", "b")), fuse=_MATMUL_FUSE)
+# dot of vectors and matrices is matmul: its vjps call matmul's
+defsame(lookup(np.dot), lookup(np.matmul), ranks({"a": (1, 2), "b": (1, 2)}))
 
 
 # ---- other products --------------------------------------------------------
@@ -377,10 +394,12 @@ def _vecdot_vjp(k):
 
 
 deflinear(np.inner, *variadic(_inner_vjp, 2, ("a", "b")))
+defsame(lookup(np.inner), lookup(np.matmul), _vectors)  # of two vectors: one product per element
 deflinear(np.tensordot, *variadic(_tensordot_vjp, 2, ("a", "b")))
 deflinear(np.outer, _outer_da, _outer_db, fuse={0: _fuse_outer(0), 1: _fuse_outer(1)})
 deflinear(np.kron, *variadic(_kron_vjp, 2, ("a", "b")))
 deflinear(np.vdot, *variadic(_vdot_vjp, 2, ("a", "b")))
+defsame(lookup(np.vdot), lookup(np.matmul), _vectors)  # of two real vectors, the same
 if hasattr(np, "vecdot"):
     deflinear(np.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))
     deflinear(np.linalg.vecdot, *variadic(_vecdot_vjp, 2, ("x", "y")))

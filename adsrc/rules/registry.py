@@ -520,6 +520,44 @@ def defderivative(func: Any, derivative: Callable[..., Any], singular: bool = Fa
     return rule
 
 
+def _same_option(a: Any, b: Any, layout: bool) -> bool:
+    """Two calls' values at one parameter agree for a linear vjp: the same object, equal numbers, strings
+    or tuples, or (``layout``: the argument and the result, whose values the vjp reads only for their
+    shapes) arrays of one shape and dtype."""
+    if a is b:
+        return True
+    if layout and type(a) is np.ndarray and type(b) is np.ndarray:
+        return a.shape == b.shape and a.dtype == b.dtype
+    if type(a) is not type(b) or type(a) not in (int, float, str, bool, tuple, type(None)):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _summed_first(vjp: Callable, position: int) -> Callable:
+    """The batched form of a linear function's only vjp: where every call has one layout (the argument's
+    and result's shapes, the same options), the sum of the contributions is one call on the sum of the
+    cotangents: ``Σ gᵢ.T`` is ``(Σ gᵢ).T``. None otherwise (each call then runs)."""
+    def fuse(calls):
+        (first, options), rest = calls[0], calls[1:]
+        gs = [args[0] for args, _ in calls]
+        if type(gs[0]) is not np.ndarray or any(type(g) is not np.ndarray or g.shape != gs[0].shape
+                                                 or g.dtype != gs[0].dtype for g in gs):
+            return None
+        for args, keywords in rest:
+            if len(args) != len(first) or keywords.keys() != options.keys():
+                return None
+            if not all(_same_option(a, b, p in (0, position + 1)) for p, (a, b) in enumerate(zip(args[1:], first[1:]))):
+                return None
+            if not all(_same_option(keywords[k], options[k], False) for k in options):
+                return None
+        return vjp(np.add.reduce(np.stack(gs)), *first[1:], **options)
+
+    return fuse
+
+
 def deflinear(func: Any, *vjps: Callable[..., Any] | None, piecewise_linear: bool | None = None,
               **forms: Any) -> Rule:
     """Register a linear or multilinear ``func`` by its vjps: its jvps are ``func`` itself.
@@ -532,6 +570,9 @@ def deflinear(func: Any, *vjps: Callable[..., Any] | None, piecewise_linear: boo
     shapes and options) and to False otherwise (a product's vjp for one factor
     reads the other factor).
     """
+    single = [i for i, v in enumerate(vjps) if v is not None]
+    if len(single) == 1 and not forms.get("fuse"):  # Σ vjp(g_i) is vjp(Σ g_i) for calls of one layout
+        forms = {**forms, "fuse": {single[0]: _summed_first(vjps[single[0]], single[0])}}
     rule = defvjp(func, *vjps, **forms)
     if piecewise_linear is None:
         piecewise_linear = sum(v is not None for v in vjps) == 1

@@ -18,6 +18,7 @@ from .guards import integer_dtype
 from .registry import defattribute, defjvp, deflinear, defmethod, defvjp, lookup
 from ._tangent import dense, without
 from ._util import as_array, cast_like, is_zero, note, unbroadcast, variadic, zero
+from .templates import arrays, deftemplate
 
 __all__ = ["flatten", "astype", "item"]
 
@@ -97,6 +98,7 @@ defjvp(np.reshape, lambda t, ans, x, *args, **kwargs: np.reshape(dense(t, x), np
 deflinear(np.ravel, _reshape_dx)
 deflinear(flatten, _reshape_dx)
 deflinear(np.transpose, _transpose_dx)
+deftemplate(lookup(np.transpose), 0, "g.T", arrays({"x": None}))  # no axes: every axis reversed, a view
 defjvp(np.transpose, lambda t, ans, x, *axes, **kwargs: np.transpose(dense(t, x), _axes(axes, kwargs)),
        piecewise_linear=True)  # x.transpose(1, 0), as the reshape above
 deflinear(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))

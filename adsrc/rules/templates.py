@@ -8,7 +8,10 @@ types), most of that is decided: a template is the expression the vjp computes
 for those kinds, such as ``g * math.cos(x)`` for ``math.sin`` of a float or
 ``g`` for ``x + y`` where ``g`` and ``x`` have the same shape.
 
-A template is declared beside its rule (``deftemplate``), or comes for free
+A template is declared beside its rule (``deftemplate``), is another rule's
+where the two compute the same for those kinds (``defsame``: ``np.dot``,
+``np.inner`` and ``np.vdot`` of real vectors and matrices are ``np.matmul``,
+so every template of matmul's serves them), or comes for free
 with ``defderivative``: its derivative ``d(ans, x)``, read back from the rule
 module's source (the one lambda of its line, checked against the lambda's own
 names and constants), gives
@@ -39,7 +42,7 @@ from ..values.zero import ZeroTangent
 
 __all__ = ["Kind", "ZERO", "NONE", "kind_of", "constant", "example", "shape_of", "all_real", "Template", "deftemplate",
            "derivative_template", "template_of", "same_shape", "broadcasts_to", "arrays", "defalternative",
-           "templates_of", "float64_arrays", "float_scalar"]
+           "templates_of", "float64_arrays", "float_scalar", "defsame", "ranks", "computes_as"]
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,33 @@ def defalternative(rule: Any, position: int, text: str, when: Callable[[dict[str
     rule.extra.setdefault("alternatives", {}).setdefault(position, []).append(Template(text, exact, _MODULES))
 
 
+def defsame(rule: Any, other: Any, when: Callable[[dict[str, Kind]], bool]) -> None:
+    """Declare that for the kinds where ``when`` holds, ``rule``'s vjps return bit for bit what ``other``'s
+    do at the same positions (with the same parameter names), so that ``other``'s templates serve ``rule``:
+    one linear algebra however it is spelled (``np.dot(a, b)``, ``np.inner``, ``a @ b``)."""
+    rule.extra.setdefault("same", []).append((other, when))
+
+
+def computes_as(rule: Any, other: Any, kinds: dict[str, Kind] | None = None) -> bool:
+    """Whether ``rule``'s vjps return what ``other``'s do: it is ``other``, another spelling registered
+    with ``other``'s own vjp functions (``operator.matmul``), or declared the same (``defsame``) for
+    ``kinds`` (by parameter name), which then must be given."""
+    if rule is other:
+        return True
+    raw = [getattr(v, "__wrapped__", v) for v in rule.vjps]
+    if raw and raw == [getattr(v, "__wrapped__", v) for v in other.vjps]:
+        return True
+    return kinds is not None and any(o is other and when(kinds) for o, when in rule.extra.get("same", ()))
+
+
+def ranks(allowed: dict[str, tuple[int, ...]]) -> Callable[[dict[str, Kind]], bool]:
+    """The named values are real arrays whose ranks are among the allowed ones."""
+    def check(kinds: dict[str, Kind]) -> bool:
+        return all(kinds[n].type is np.ndarray and kinds[n].dtype.kind in "fiu" and len(kinds[n].shape) in r
+                   for n, r in allowed.items())
+    return check
+
+
 def float64_arrays(*names: str) -> Callable[[dict[str, Kind]], bool]:
     """The named values are float64 arrays of one shape."""
     def check(kinds: dict[str, Kind]) -> bool:
@@ -269,9 +299,17 @@ def _same_code(node: ast.Lambda, code: types.CodeType) -> bool:
 
 
 def templates_of(rule: Any, position: int) -> list[Template]:
-    """The templates for ``rule``'s vjp at ``position``: the declared one first, then the alternatives."""
+    """The templates for ``rule``'s vjp at ``position``: the declared one first, then the alternatives, then
+    those of the rules it is the same as (``defsame``), each for the kinds where it is."""
     first = template_of(rule, position)
-    return ([first] if first is not None else []) + rule.extra.get("alternatives", {}).get(position, [])
+    found = ([first] if first is not None else []) + rule.extra.get("alternatives", {}).get(position, [])
+    for other, when in rule.extra.get("same", ()):
+        found += [_where(t, when) for t in templates_of(other, position)]
+    return found
+
+
+def _where(template: Template, when: Callable[[dict[str, Kind]], bool]) -> Template:
+    return Template(template.text, lambda kinds: when(kinds) and template.exact(kinds), template.modules)
 
 
 def template_of(rule: Any, position: int) -> Template | None:
