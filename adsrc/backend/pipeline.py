@@ -46,6 +46,7 @@ from ..frontend.assignments import lower_assignments
 from ..frontend.aliasing import Aliasing
 from ..frontend.effects import check_effects
 from ..frontend.fence import check_syntax
+from ..frontend.generators import lower_generators
 from ..frontend.maps import rewrite_maps
 from ..frontend.receivers import ReceiverKinds
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
@@ -345,6 +346,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
              general: bool = False) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func, lifted)
+    lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
     aliasing = Aliasing(parsed)
     lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
     check_syntax(parsed)
