@@ -158,3 +158,42 @@ def reduce_without_initial(ws, x):
 def test_reduce_over_a_lambda_without_an_initial_value_is_refused():
     with pytest.raises(AdsrcError, match="reduce"):
         adsrc.grad(reduce_without_initial)(RNG.standard_normal((3, 2)), X)
+
+
+# ---- functools.partial ---------------------------------------------------------------------------------
+def scaled(a, x, power=2.0, shift=0.0):
+    return a * np.sin(x) ** power + shift
+
+
+def partial_of_module_function(w, x):
+    f = functools.partial(scaled, w[0], power=3.0, shift=w[1])
+    return np.sum(f(x)) + np.sum(f(x * 2.0, shift=1.0))
+
+
+def partial_of_local_function(w, x):
+    def affine(a, b, z):
+        return a * z + b
+    total = 0.0
+    for k in range(2):
+        g = functools.partial(affine, w[k], w[k + 2])
+        total = total + np.sum(np.tanh(g(x)))
+    return total
+
+
+@pytest.mark.parametrize("f", [partial_of_module_function, partial_of_local_function])
+def test_a_partial_only_called_is_the_call_it_makes(f):
+    check(f, W, X, wrt=(0, 1))
+
+
+def partial_passed_on(w, x):
+    f = functools.partial(scaled, w[0])
+    return np.sum(list(map(f, [x, x]))[0]) + np.sum(apply(f, x))
+
+
+def apply(f, x):
+    return f(x)
+
+
+def test_a_partial_used_as_a_value_is_refused():
+    with pytest.raises(AdsrcError, match="partial"):
+        adsrc.grad(partial_passed_on)(W, X)

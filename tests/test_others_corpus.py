@@ -96,6 +96,15 @@ def test_gradient_matches_finite_differences_in_both_modes(name):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", [n for n in others.NAMES if getattr(others.load(n), "XFAIL", None)])
+def test_a_program_adsrc_cannot_run_yet_is_refused_before_it_runs(name):
+    program = others.load(name)
+    for eager in MODES:
+        with pytest.raises(adsrc.AdsrcError) as caught:
+            adsrc.value_and_grad(program.loss, wrt=positions(program), eager=eager)(*program.ARGS)
+        assert f"{program.__file__}:" in str(caught.value), "the refusal names no file:line"
+
+
 def under_jax(program, jax):
     """The program's functions and classes-free helpers, run with ``np`` (and JAX_NAMES) taken from JAX."""
     namespace = dict(vars(program))
