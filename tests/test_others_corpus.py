@@ -3,13 +3,12 @@
 For every program: adsrc's value equals the program's own, bit for bit; its gradient, in lazy and in eager
 mode, matches central finite differences in float64 over every leaf of every argument differentiated (lists,
 tuples and dicts of arrays included); the two modes agree; the arguments are left untouched; and, where JAX
-is installed, JAX's gradient of the same source run against jax.numpy agrees too.
+is installed, JAX's gradient of the same source run against jax.numpy agrees too (test_others_corpus_jax.py,
+slow: JAX runs the programs op by op).
 """
 from __future__ import annotations
 
 import copy
-import importlib
-import types
 
 import numpy as np
 import pytest
@@ -103,31 +102,3 @@ def test_a_program_adsrc_cannot_run_yet_is_refused_before_it_runs(name):
         with pytest.raises(adsrc.AdsrcError) as caught:
             adsrc.value_and_grad(program.loss, wrt=positions(program), eager=eager)(*program.ARGS)
         assert f"{program.__file__}:" in str(caught.value), "the refusal names no file:line"
-
-
-def under_jax(program, jax):
-    """The program's functions and classes-free helpers, run with ``np`` (and JAX_NAMES) taken from JAX."""
-    namespace = dict(vars(program))
-    namespace["np"] = jax.numpy
-    for key, path in getattr(program, "JAX_NAMES", {}).items():
-        module, attr = path.rsplit(".", 1)
-        namespace[key] = getattr(importlib.import_module(module), attr)
-    for key, value in vars(program).items():
-        if isinstance(value, types.FunctionType) and value.__module__ == program.__name__:
-            namespace[key] = types.FunctionType(value.__code__, namespace, value.__name__, value.__defaults__,
-                                                value.__closure__)
-    return namespace["loss"]
-
-
-@pytest.mark.parametrize("name", [n for n in others.NAMES if getattr(others.load(n), "JAX", True)
-                                  and not getattr(others.load(n), "XFAIL", None)])
-def test_gradient_matches_jax(name):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    program = others.load(name)
-    wrt = positions(program)
-    ours = adsrc.grad(program.loss, wrt=wrt)(*program.ARGS)
-    theirs = jax.grad(under_jax(program, jax), argnums=wrt)(*program.ARGS)
-    for k in range(len(wrt)):
-        for a, b in zip(leaves(ours[k]), jax.tree_util.tree_leaves(theirs[k])):
-            np.testing.assert_allclose(a, np.asarray(b), rtol=1e-9, atol=1e-11)
