@@ -83,9 +83,10 @@ def yield_from(x):
 def generator_inside(x):
     ran("generator_inside")
 
-    def gen():  # expect: UnsupportedSyntax: generator function defined inside
+    def gen():
         yield x
-    return np.sum(x)
+    kept = gen()  # expect: UnsupportedSyntax: the generator gen used other than by a loop
+    return np.sum(next(kept))
 
 
 async def async_function(x):  # expect: UnsupportedSyntax: async function

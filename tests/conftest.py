@@ -10,11 +10,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 # on 2 cores), the generated-program tests that run in worker processes (test_properties, test_fuzz,
 # test_differential, test_random_objects) take about 7.5 minutes; test_dask about 4 (a LocalCluster),
 # test_issue13_listed 3, test_cli 1.3 (subprocesses), test_benchmarks_quick, test_dots, test_example_scripts
-# and test_examples 2 together.
+# and test_examples 2 together; test_others_corpus_jax about 1 (JAX, where installed, runs op by op).
 SLOW_MODULES = frozenset({"test_properties.py", "test_fuzz.py", "test_differential.py", "test_random_objects.py",
                           "test_dask.py", "test_issue13_listed.py", "test_cli.py", "test_benchmarks_quick.py",
                           "test_dots.py", "test_example_scripts.py", "test_examples.py", "test_random_nested.py",
-                          "test_random_aliases.py"})
+                          "test_random_aliases.py", "test_others_corpus_jax.py"})
 
 
 def pytest_itemcollected(item):

@@ -46,7 +46,9 @@ from ..frontend.assignments import lower_assignments
 from ..frontend.aliasing import Aliasing
 from ..frontend.effects import check_effects
 from ..frontend.fence import check_syntax
+from ..frontend.generators import lower_generators
 from ..frontend.maps import rewrite_maps
+from ..frontend.partials import rewrite_partials
 from ..frontend.receivers import ReceiverKinds
 from ..frontend.parse import _MISSING, Parsed, bound_parts, parse_function, resolve_outside
 from ..frontend.writes import refuse_updates_seen_through_views, write_aliases
@@ -345,6 +347,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
              general: bool = False) -> Compiled:
     version = registry.version()
     parsed: Parsed = parse_function(func, lifted)
+    lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
     aliasing = Aliasing(parsed)
     lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
     check_syntax(parsed)
@@ -359,6 +362,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
 
     # The front end, shared by both modes.
+    rewrite_partials(parsed, namer, node, local_names(node))
     rewrite_maps(parsed, namer, node, local_names(node))
     node = desugar(parsed, namer, runtime)
     # What methods and attributes are made on (x.sum() of an array, or a user object's own method):

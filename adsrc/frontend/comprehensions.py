@@ -19,6 +19,8 @@ statements, each preceded by the loops its comprehensions became:
   expression becomes an if statement assigning a fresh name, as does any
   ``and``/``or`` whose operands are not all evidently bools (its result may be
   a differentiable operand);
+* ``functools.reduce(f, xs, initial)`` over Python code is the loop it
+  runs (folds.py);
 * comprehension variables that would clash once hoisted into the function
   are renamed. A comprehension in a while condition is refused
   (UnsupportedSyntax).
@@ -30,6 +32,7 @@ import gast
 from ..errors import UnsupportedSyntax
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.naming import Rename, rewrite_expressions
+from .folds import is_fold, lower_fold
 from .loops import _names_in
 
 _COMPREHENSIONS = (gast.GeneratorExp, gast.ListComp, gast.DictComp)
@@ -64,6 +67,9 @@ class _ComprehensionHoister(gast.NodeTransformer):
         spelled = self.spelled_out(node)
         if spelled is not None:
             return self.visit(spelled)
+        if is_fold(self.desugar.parsed, node, self.desugar._local_functions, self.desugar._bound):
+            node.args[1:] = [self.visit(a) for a in node.args[1:]]
+            return lower_fold(node, self.desugar.namer.fresh, self.before)
         if not (isinstance(func, gast.Name) and func.id == "sum" and node.args
                 and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp))
                 and self.desugar.is_builtin("sum")):
@@ -178,7 +184,10 @@ def _is_truth_value(node: gast.AST) -> bool:
 
 
 def _has_comprehension(node: gast.AST) -> bool:
-    return any(isinstance(n, _COMPREHENSIONS) for n in gast.walk(node))
+    """True if ``node`` holds a comprehension, or a call that may be a ``reduce`` hoisted as a loop (folds.py)."""
+    return any(isinstance(n, _COMPREHENSIONS) or isinstance(n, gast.Call) and (
+        getattr(n.func, "id", None) == "reduce" or getattr(n.func, "attr", None) == "reduce")
+        for n in gast.walk(node))
 
 
 class ComprehensionHoisting:

@@ -136,6 +136,10 @@ class Desugar(ComprehensionHoisting, JumpLowering, LoopLowering):
         self._bound = {n.id for n in mentioned if not isinstance(n.ctx, gast.Load)}
         self._bound |= {a.id for a in node.args.args + node.args.kwonlyargs}
         self._bound |= {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n is not node}
+        # The functions defined inside it (def or name = lambda): a reduce over one is a loop (folds.py).
+        self._local_functions = {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n is not node}
+        self._local_functions |= {t.id for n in gast.walk(node) if isinstance(n, gast.Assign)
+                                  and isinstance(n.value, gast.Lambda) for t in n.targets if isinstance(t, gast.Name)}
         # Names that hold a dict somewhere: zip over them is refused before anything runs.
         self._dicts = {t.id for n in gast.walk(node) if isinstance(n, gast.Assign) and _makes_dict(n.value, self)
                        for t in n.targets if isinstance(t, gast.Name)}

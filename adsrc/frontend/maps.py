@@ -6,8 +6,11 @@ builtin consumes it whole, right away (``list``, ``tuple``, ``sum``,
 so ``[f(x) for x in xs]`` (``zip`` for several iterables, stopping at the
 shortest, as ``map`` does) computes the same values in the same order, and
 comprehensions are differentiated. ``f`` must be a name or a dotted name, so
-that reading it once per item reads the same function. Any other ``map`` is
-left as written (and refused if it carries a gradient).
+that reading it once per item reads the same function, or a lambda with as
+many plain parameters as there are iterables: ``sum(map(lambda t: e, r))``
+is ``sum([e for t in r])``, whose body, like the lambda's, is a scope of its
+own that reads the enclosing names when it runs. Any other ``map`` is left
+as written (and refused if it carries a gradient).
 """
 from __future__ import annotations
 
@@ -31,6 +34,16 @@ def _pure_reference(node: gast.AST) -> bool:
     return isinstance(node, gast.Name)
 
 
+def _plain_lambda(node: gast.AST, arity: int) -> bool:
+    """A lambda of ``arity`` plain positional parameters, without defaults, ``*args`` or keywords."""
+    if not isinstance(node, gast.Lambda):
+        return False
+    args = node.args
+    return len(args.args) == arity and not (args.defaults or args.vararg or args.kwarg or args.kwonlyargs
+                                             or getattr(args, "posonlyargs", None)) \
+        and all(isinstance(a, gast.Name) for a in args.args)
+
+
 class _Maps(gast.NodeTransformer):
     def __init__(self, parsed: Parsed, namer: Namer, local: set[str]):
         self.parsed, self.namer, self.local = parsed, namer, local
@@ -45,13 +58,17 @@ class _Maps(gast.NodeTransformer):
 
     def _is_map(self, node: gast.AST) -> bool:
         return isinstance(node, gast.Call) and "map" not in self.local and _is_builtin(self.parsed, node.func, "map") \
-            and len(node.args) >= 2 and not node.keywords and _pure_reference(node.args[0]) \
+            and len(node.args) >= 2 and not node.keywords \
+            and (_pure_reference(node.args[0]) or _plain_lambda(node.args[0], len(node.args) - 1)) \
             and not any(isinstance(a, gast.Starred) for a in node.args) \
             and (len(node.args) == 2 or "zip" not in self.local and self.parsed.resolve("zip") is builtins.zip)
 
     def _comprehension(self, call: gast.Call) -> gast.ListComp:
         func, iterables = call.args[0], call.args[1:]
-        names = [self.namer.fresh("item") for _ in iterables]
+        if isinstance(func, gast.Lambda):  # the comprehension's variables are the lambda's parameters
+            names = [a.id for a in func.args.args]
+        else:
+            names = [self.namer.fresh("item") for _ in iterables]
 
         def load(name: str) -> gast.Name:
             return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -63,9 +80,12 @@ class _Maps(gast.NodeTransformer):
             target = gast.Tuple(elts=[gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None)
                                       for n in names], ctx=gast.Store())
             source = gast.Call(func=load("zip"), args=list(iterables), keywords=[])
-        element = gast.Call(func=func, args=[load(n) for n in names], keywords=[])
-        for child in gast.walk(element):
-            gast.copy_location(child, call)
+        if isinstance(func, gast.Lambda):
+            element = func.body
+        else:
+            element = gast.Call(func=func, args=[load(n) for n in names], keywords=[])
+            for child in gast.walk(element):
+                gast.copy_location(child, call)
         for child in gast.walk(target):
             gast.copy_location(child, call)
         gast.copy_location(source, call)

@@ -1,0 +1,199 @@
+"""Generators, map over a lambda and functools.reduce over Python code, in the differentiated function.
+
+Each accepted program gives Python's value and a gradient checked against central finite differences in
+float64, lazy and eager (gradcheck.check); each refused one is refused before it runs, naming its line.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import adsrc
+from adsrc.errors import AdsrcError, UnsupportedSyntax
+from gradcheck import check
+
+RNG = np.random.default_rng(24)
+W = RNG.standard_normal(12)
+X = RNG.standard_normal((2, 2))
+
+
+# ---- generator functions ------------------------------------------------------------------------------
+def layers(flat, sizes=((2, 2), (2, 1))):
+    """Yields (weights, bias) of each layer, cutting them from the front of ``flat`` (which it rebinds)."""
+    for m, n in sizes:
+        yield flat[:m * n].reshape(m, n), flat[m * n:m * n + n]
+        flat = flat[(m + 1) * n:]
+
+
+def predict_with_module_generator(flat, x):
+    for weights, bias in layers(flat):
+        x = np.tanh(x @ weights + bias)
+    return np.sum(x ** 2)
+
+
+def predict_with_local_generator(flat, x):
+    def pairs(v):
+        for i in range(0, 6, 2):
+            yield v[i], v[i + 1]
+        yield from [v[6], v[7]]
+
+    total = 0.0
+    for a, b in zip(pairs(flat), range(3)):
+        total = total + np.sin(a[0] if np.ndim(a) else a) * b
+    return total + sum(np.cos(t) if np.ndim(t) == 0 else t[0] for t in pairs(flat)) + np.sum(x)
+
+
+def stacked_from_generator(flat, x):
+    kept = list(layers(flat))
+    first, second = kept
+    return np.sum(np.tanh(x @ first[0] + first[1]) @ second[0]) + len(kept)
+
+
+def summed_generator(flat, x):
+    return sum(np.sum(w ** 2) + np.sum(b) for w, b in layers(flat)) * np.sum(x)
+
+
+@pytest.mark.parametrize("f", [predict_with_module_generator, predict_with_local_generator,
+                               stacked_from_generator, summed_generator])
+def test_generators_give_pythons_value_and_the_gradient(f):
+    check(f, W, X, wrt=(0, 1))
+
+
+def endless(v):
+    i = 0
+    while True:
+        yield v[i % 3]
+        i = i + 1
+
+
+def uses_endless(v):
+    total = 0.0
+    for item, _ in zip(endless(v), range(4)):
+        total = total + item
+    return total
+
+
+def keeps_the_generator(v):
+    items = layers(v)
+    return np.sum(next(items)[0])
+
+
+def yield_as_value(v):
+    def echo(u):
+        got = yield u
+        yield got
+    return sum(echo(v))
+
+
+def early_return(v):
+    def upto(u):
+        for t in u:
+            if t > 0:
+                return
+            yield t
+    return sum(upto(v))
+
+
+@pytest.mark.parametrize("f, message", [
+    (uses_endless, "a while loop in the generator endless"),
+    (keeps_the_generator, "the generator layers"),
+    (yield_as_value, "yield used as a value"),
+    (early_return, "a return in the generator upto before its end"),
+])
+def test_generators_that_running_to_the_end_would_change_are_refused(f, message):
+    with pytest.raises(UnsupportedSyntax, match=message) as caught:
+        adsrc.grad(f)(W[:3])
+    assert f"{__file__}:" in str(caught.value)
+
+
+# ---- map over a lambda ---------------------------------------------------------------------------------
+def sum_of_mapped_lambda(ws, x):
+    scale = 3.0
+    return sum(map(lambda t: np.sum(np.sin(t * x) * scale), ws))
+
+
+def two_iterables(ws, x):
+    return max(map(lambda a, b: np.sum(a * b), ws, [x, 2.0 * x])) + sum(list(map(lambda w: np.sum(w), ws)))
+
+
+@pytest.mark.parametrize("f", [sum_of_mapped_lambda, two_iterables])
+def test_map_over_a_lambda_consumed_at_once(f):
+    ws = RNG.standard_normal((2, 2, 2))
+    check(f, ws, X, wrt=(0, 1))
+
+
+# ---- functools.reduce ----------------------------------------------------------------------------------
+def layer(h, w):
+    return np.tanh(h @ w)
+
+
+def reduce_with_lambda(ws, x):
+    shift = 0.5
+    return np.sum(functools.reduce(lambda h, w: np.tanh(h @ w + shift), ws, x))
+
+
+def reduce_with_local_function(ws, x):
+    def step(h, w):
+        return np.sin(h @ w) * 2.0
+    return np.sum(functools.reduce(step, list(ws), x) ** 2)
+
+
+def reduce_with_module_function(ws, x):
+    out = functools.reduce(layer, ws, x) if np.sum(x) > -100.0 else x
+    return np.sum(out ** 3)
+
+
+@pytest.mark.parametrize("f", [reduce_with_lambda, reduce_with_local_function, reduce_with_module_function])
+def test_reduce_over_python_code_is_the_loop_it_runs(f):
+    ws = RNG.standard_normal((3, 2, 2)) * 0.8
+    check(f, ws, X, wrt=(0, 1))
+
+
+def reduce_without_initial(ws, x):
+    return np.sum(functools.reduce(lambda a, b: a * b, ws)) * np.sum(x)
+
+
+def test_reduce_over_a_lambda_without_an_initial_value_is_refused():
+    with pytest.raises(AdsrcError, match="reduce"):
+        adsrc.grad(reduce_without_initial)(RNG.standard_normal((3, 2)), X)
+
+
+# ---- functools.partial ---------------------------------------------------------------------------------
+def scaled(a, x, power=2.0, shift=0.0):
+    return a * np.sin(x) ** power + shift
+
+
+def partial_of_module_function(w, x):
+    f = functools.partial(scaled, w[0], power=3.0, shift=w[1])
+    return np.sum(f(x)) + np.sum(f(x * 2.0, shift=1.0))
+
+
+def partial_of_local_function(w, x):
+    def affine(a, b, z):
+        return a * z + b
+    total = 0.0
+    for k in range(2):
+        g = functools.partial(affine, w[k], w[k + 2])
+        total = total + np.sum(np.tanh(g(x)))
+    return total
+
+
+@pytest.mark.parametrize("f", [partial_of_module_function, partial_of_local_function])
+def test_a_partial_only_called_is_the_call_it_makes(f):
+    check(f, W, X, wrt=(0, 1))
+
+
+def partial_passed_on(w, x):
+    f = functools.partial(scaled, w[0])
+    return np.sum(list(map(f, [x, x]))[0]) + np.sum(apply(f, x))
+
+
+def apply(f, x):
+    return f(x)
+
+
+def test_a_partial_used_as_a_value_is_refused():
+    with pytest.raises(AdsrcError, match="partial"):
+        adsrc.grad(partial_passed_on)(W, X)
