@@ -102,7 +102,10 @@ linear or multilinear function (a layout change, a product, a contraction) can
 be registered by its vjps alone with `adsrc.rules.registry.deflinear(f, *vjps)`,
 which takes the same `fuse=`/`add_into=` forms as `defvjp`: the tangent rule of
 each differentiable argument is `f` itself with the tangent in that argument's
-place. Other rules get their forward-mode (tangent) rule from
+place. A linear function of one argument gets a batched form of its own
+unless it declares one: contributions of calls of one layout (the same shapes
+and options) are one call on the sum of their cotangents, `(g1 + g2).T` for
+`g1.T + g2.T`. Other rules get their forward-mode (tangent) rule from
 `adsrc.rules.registry.defjvp`; forward mode and second derivatives need it (see
 higher-order.md).
 

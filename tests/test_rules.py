@@ -459,14 +459,18 @@ def compiler_values(vjp, ans, args):
 
 
 def _calls(rule, case, p, count=3):
+    """Calls of one case's vjp at ``p``; for a batched form that sums the cotangents of calls of one layout
+    first (a linear rule's, registry.py), one draw of the arguments, each call with a cotangent of its own."""
+    one_layout = getattr(getattr(rule.vjps[p].fuse, "__wrapped__", None), "one_layout", False)
     calls = []
     for k in range(count):
-        rng = np.random.default_rng(100 + k)
+        rng = np.random.default_rng(100 + (0 if one_layout else k))
         args, kwargs = case.draw(rng)
         if p >= len(args) or not is_float_like(args[p]):
             return None
         ans = rule.func(*args, **kwargs)
-        calls.append(((cotangent(ans, rng), *compiler_values(rule.vjps[p], ans, args)), kwargs))
+        calls.append(((cotangent(ans, np.random.default_rng(200 + k)), *compiler_values(rule.vjps[p], ans, args)),
+                      kwargs))
     return calls
 
 
@@ -483,9 +487,13 @@ def test_fuse_equals_sum_of_vjps(name, p):
         if fused is None:
             continue
         expected = sum(np.asarray(vjp(*args, **kwargs)) for args, kwargs in calls)
-        assert np.shape(fused) == np.shape(calls[0][0][2 + p])
+        assert np.shape(fused) == np.shape(vjp(*calls[0][0], **calls[0][1]))
         np.testing.assert_allclose(fused, expected, rtol=1e-10, atol=1e-12)
         fused_any = True
+    if not fused_any and getattr(getattr(vjp.fuse, "__wrapped__", None), "one_layout", False):
+        # a linear rule's form sums cotangents that are arrays, of calls of one layout; these cases'
+        # cotangents are lists (split), numbers (item), or their arguments sequences (concatenate)
+        pytest.skip(f"{name}: no case has array cotangents of one layout")
     assert fused_any, f"no sample of {name} could be fused"
 
 

@@ -218,6 +218,59 @@ def test_a_python_float_to_an_integer_power():
     assert type(adsrc.grad(f)(0.7)) is type(adsrc.grad(f, eager=True)(0.7))
 
 
+# ---- slices, tuples of several kinds, element indices ------------------------------------------
+def heat_by_concatenation(u, k):
+    for _ in range(6):
+        lap = np.concatenate(([0.0], u[2:] - 2 * u[1:-1] + u[:-2], [0.0]))
+        u = u + k * lap
+    return np.sum(u ** 2)
+
+
+def kernel_matrix(x, ell):
+    n = len(x)
+    K = np.zeros((n, n))    # a length, then a shape: what the kinds follow to know K's shape
+    for i in range(n):
+        for j in range(n):
+            K[i, j] = np.exp(-(x[i] - x[j]) ** 2 / ell)
+    return np.sum(K * K)
+
+
+def sliced_columns(m, v):
+    top = m[:2, 1:]
+    return np.sum(top @ v[1:]) + np.sum(m[:, None, 0] * v[0])
+
+
+@pytest.mark.parametrize("f, args, generic", [
+    (heat_by_concatenation, (RS.randn(7), 0.1), ("Stack", "accumulate(")),
+    (kernel_matrix, (RS.randn(5), 0.7), ("written_part", "added_into")),
+    (sliced_columns, (RS.randn(3, 3), RS.randn(3)), ("accumulate(",))], ids=lambda v: getattr(v, "__name__", ""))
+def test_slices_tuples_and_element_indices(f, args, generic):
+    source = specialized_source(f, args, wrt=(0, 1))
+    assert not any(helper in source for helper in generic), source
+    compare(f, args, (0, 1), exact_lazy=False)
+    check(f, *args, wrt=(0, 1))
+
+
+def test_an_element_of_a_matrix_written_in_a_loop_is_plain_indexing():
+    source = specialized_source(kernel_matrix, (RS.randn(5), 0.7))
+    assert "dexp_over = dK[i, j]" in source and "dK[i, j] = 0.0" in source and "written_part" not in source
+
+
+def test_a_length_kept_in_a_name_gives_the_shape_it_makes():
+    assert _reads('''
+def f(x):
+    n = len(x)
+    K = np.zeros((n, n))
+    p = np.negative(K)
+    m = 2
+    for i in range(3):
+        m = m + 1
+    L = np.zeros((m, m))
+    q = np.negative(L)
+    return K
+''', x=np.ones(4)) == [["float64[4, 4]"], None]
+
+
 # ---- what reaches a read -----------------------------------------------------------------------
 def scalar_recurrence(x, a):
     s = x[0]
@@ -328,7 +381,7 @@ def f(x):
     y = x * 2.0
     p = np.negative(y)
     return y
-''', x=np.ones(3)) == [["float"], ["float64[3]"]]
+''', x=np.ones(3)) == [["0.5"], ["float64[3]"]]  # a constant where it reaches
 
 
 def test_a_loop_head_sees_what_the_previous_step_left():
@@ -357,7 +410,7 @@ def f(x, c):
         y = x + 1.0
     p = np.negative(y)
     return y
-''', x=np.ones(3), c=1.0) == [["float", "float64[3]"], ["float64[3]"]]
+''', x=np.ones(3), c=1.0) == [["0.5", "float64[3]"], ["float64[3]"]]
 
 
 def test_a_pop_a_tuple_target_and_a_while_loop_forget():
@@ -390,3 +443,15 @@ def f(x):
         return g
     return y, pullback
 ''', x=np.ones(3)) == [["float", "float64[3]"]]
+
+
+def test_a_list_that_may_change_is_not_given_a_kind():
+    assert _reads('''
+def f(x):
+    t = ([0.5], x)
+    t[0].append(1.0)
+    p = np.negative(np.concatenate(t))
+    s = ([0.5], x)
+    q = np.negative(np.concatenate(s))
+    return p
+''', x=np.ones(3)) == [None, ["float64[4]"]]

@@ -45,7 +45,7 @@ import numpy as np
 from ..ir.build import assign, attribute, clone, const, method, name
 from ..rules.templates import Kind
 from .kinds import Inference
-from .write_kinds import added_by_index, float64_arrays, int_index, one_shape, real_scalars
+from .write_kinds import added_by_index, element_rank, float64_arrays, int_index, one_shape, real_scalars
 
 
 def _call_of(node: gast.AST, label: str | None) -> gast.Call | None:
@@ -120,9 +120,10 @@ class WriteInliner:
                 if found is None or len(found.args) != 4 or not isinstance(found.args[0], gast.Name):
                     return node
                 dy, y, index, v = found.args
-                if float64_arrays(expr(dy), ndim=1) and expr(y) \
+                rank = element_rank(expr(index))
+                if rank is not None and float64_arrays(expr(dy), ndim=rank) and expr(y) \
                         and all(k.type is np.ndarray and k.dtype.kind == "f" for k in expr(y)) \
-                        and int_index(expr(index)) and real_scalars(expr(v)):
+                        and real_scalars(expr(v)):
                     inliner.changed = True
                     return _subscript(dy, index, gast.Load())  # float(dy[i]): the same number
                 return node

@@ -38,7 +38,8 @@ import numpy as np
 
 from ..ir.dataflow import names
 from ..rules import registry
-from ..rules.templates import NONE, ZERO, Kind, constant, example, kind_of
+from ..rules.templates import MAX_ITEMS, NONE, ZERO, Kind, constant, example, kind_of
+from ..values.zero import zero
 from ..values.zero import ZeroTangent
 from .write_kinds import WRITE_HELPERS, write_helper_kinds
 
@@ -136,6 +137,7 @@ class Inference:
         self.write_helpers = {runtime[h]: h for h in WRITE_HELPERS if h in runtime}
         self.env: dict[str, Kinds | None] = {}
         self._memo: dict[tuple, Kinds | None] = {}
+        self._passed: dict[str, bool] = {}
         self._local: dict[str, Kinds | None] = {}  # during a walk: the kinds one assignment gave, at this point
         self._at: dict[int, tuple[gast.Name, Kinds | None]] = {}  # a read's kinds where that is what reaches it
         # a nested function that rebinds an outer name makes a call an assignment: then only the unions
@@ -182,12 +184,22 @@ class Inference:
         return None if self.final and not found else found  # after the fixpoint, no kind means unknown
 
     def _bind(self, name: str, kinds: Kinds | None) -> None:
+        if kinds and any(_holds_list(k) for k in kinds) and not self._passed_only(name):
+            kinds = None  # a list that code might change (append, write into) after the assignment
+        self._local[name] = kinds  # where this assignment reaches, the value itself (a length stays a constant)
         kinds = None if kinds is None else frozenset(k.variable() for k in kinds)
-        self._local[name] = kinds
         joined = join(self.env[name], kinds) if name in self.env else kinds
         if name in self._read and (name not in self.env or joined != self.env[name]):
             self._stale = True
         self.env[name] = joined
+
+    def _passed_only(self, name: str) -> bool:
+        """Whether every read of ``name`` passes it whole to adsrc's own vjps, a NumPy function with a rule,
+        ``part``, ``len``, or a tape push, none of which changes a list it holds."""
+        if name not in self._passed:
+            self._passed[name] = _passed_only(self.adjoint, name, self.namespace, self.vjps, self.tape,
+                                              {self.rt.get("part")} - {None})
+        return self._passed[name]
 
     def _block(self, stmts: list[gast.stmt]) -> None:
         for stmt in stmts:
@@ -337,6 +349,8 @@ class Inference:
             return None if op is None else self._apply(("op", op), op, [self.expr(node.operand)])
         if isinstance(node, gast.IfExp):
             return join(self.expr(node.body), self.expr(node.orelse))
+        if isinstance(node, (gast.Tuple, gast.List)) and isinstance(node.ctx, gast.Load):
+            return self._display(node)
         if isinstance(node, gast.Attribute):
             value = self.resolve(node)
             if value is not _MISSING:
@@ -351,17 +365,56 @@ class Inference:
             return self._call(node)
         return None
 
-    def _subscript(self, node: gast.Subscript) -> Kinds | None:
-        index = node.slice
-        if isinstance(index, gast.Constant) and type(index.value) is int:
-            at = index.value
-        elif isinstance(index, gast.Name) and self.kinds(index.id) == {Kind(int)}:
-            at = 0  # any valid index gives an element of the same kind
-        elif isinstance(index, gast.UnaryOp) and self.expr(index) == {Kind(int)}:
-            at = 0  # -1, an int all the same
-        else:
+    def _display(self, node: gast.Tuple | gast.List) -> Kinds | None:
+        """``(a, b)`` or ``[a, b]`` of a few elements: each element's kinds, in order."""
+        if len(node.elts) > MAX_ITEMS or any(isinstance(e, gast.Starred) for e in node.elts):
             return None
-        return self._apply(("item", at), lambda v: v[at], [self.expr(node.value)])
+        parts = [self.expr(e) for e in node.elts]
+        if any(p is None for p in parts) or math.prod(len(p) for p in parts) > MAX_COMBINATIONS:
+            return None
+        if any(not p for p in parts):
+            return frozenset()
+        made = tuple if isinstance(node, gast.Tuple) else list
+        return frozenset(Kind(made, items=tuple(c)) for c in itertools.product(*parts))
+
+    def _index(self, index: gast.expr) -> Any:
+        """An index whose value does not change the kind of what it selects, as a value to select with:
+        an integer constant, or any int (0 stands for it); a slice of constant bounds; a tuple of those
+        and None (a new axis). _MISSING otherwise (a slice ``x[i:j]`` has a length only its values give)."""
+        if isinstance(index, gast.Constant) and (type(index.value) is int or index.value is None):
+            return index.value
+        if isinstance(index, (gast.Name, gast.UnaryOp, gast.BinOp)) and self.expr(index) == {Kind(int)}:
+            return 0  # any valid index gives an element of the same kind
+        if isinstance(index, gast.UnaryOp) and isinstance(index.operand, gast.Constant) \
+                and type(index.operand.value) is int and isinstance(index.op, gast.USub):
+            return -index.operand.value
+        if isinstance(index, gast.Slice):
+            bounds = [None if b is None else self._constant_int(b) for b in (index.lower, index.upper, index.step)]
+            return _MISSING if _MISSING in bounds else slice(*bounds)
+        if isinstance(index, gast.Tuple) and len(index.elts) <= MAX_ITEMS:
+            parts = tuple(self._index(e) for e in index.elts)
+            return _MISSING if any(p is _MISSING for p in parts) else parts
+        return _MISSING
+
+    @staticmethod
+    def _constant_int(node: gast.expr) -> Any:
+        if isinstance(node, gast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) \
+                and isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+            return -node.operand.value
+        return _MISSING
+
+    def _subscript(self, node: gast.Subscript) -> Kinds | None:
+        at = self._index(node.slice)
+        if at is _MISSING:
+            return None
+        taken = self.expr(node.value)
+        if taken is not None and isinstance(at, (slice, tuple)) and any(k.type is not np.ndarray for k in taken):
+            return None  # a slice of a list: its length may be any
+        if taken is not None and any(k.items is not None for k in taken) and self._constant_int(node.slice) is _MISSING:
+            return None  # elements of several kinds: only a constant index says which
+        return self._apply(("item", repr(at)), lambda v: v[at], [taken])
 
     def _call(self, node: gast.Call) -> Kinds | None:
         func = node.func
@@ -370,6 +423,12 @@ class Inference:
         name = func.id if isinstance(func, gast.Name) else None
         if name is not None and name == self.rt.get("unthunk"):
             return self.expr(node.args[0]) if len(node.args) == 1 else None
+        if name is not None and name == self.rt.get("part") and len(node.args) == 2 and not node.keywords:
+            key = self._index(node.args[1])
+            if key is _MISSING or type(key) is not int:
+                return None
+            return self._apply(("part", key), lambda v, _k: v if v is zero else v[key],
+                               [self.expr(node.args[0]), self.expr(node.args[1])])
         if name is not None and name == self.rt.get("accumulate"):
             total, contribution = (self.expr(a) for a in node.args[:2])
             return self._apply(("op", operator.add), operator.add, [total, contribution])
@@ -383,6 +442,11 @@ class Inference:
         callee = self.resolve(func)
         if callee is _MISSING and isinstance(func, gast.Attribute) and array_method(func.attr):
             return self._method(node)
+        if callee is slice and not node.keywords and len(node.args) <= 3:  # what x[a:b] passes to a vjp
+            bounds = [None if isinstance(a, gast.Constant) and a.value is None else self._constant_int(a)
+                      for a in node.args]
+            full = slice(*bounds) if _MISSING not in bounds else None
+            return None if full is None else frozenset({Kind(slice, const=((full.start, full.stop, full.step),))})
         if callee is len and len(node.args) == 1 and not node.keywords:
             return self._length(self.expr(node.args[0]))
         if callee is not _MISSING and library_primitive(callee):
@@ -449,11 +513,43 @@ class Inference:
         return frozenset(out)
 
 
+def _flat(kinds: Kinds):
+    """The kinds and, for lists and tuples of several kinds, their elements' kinds, all the way down."""
+    for kind in kinds:
+        yield kind
+        if kind.items is not None:
+            yield from _flat(kind.items)
+
+
+def _holds_list(kind: Kind) -> bool:
+    return issubclass(kind.type, list) or kind.items is not None and any(_holds_list(k) for k in kind.items) \
+        or kind.item is not None and _holds_list(kind.item)
+
+
+def _passed_only(adjoint: gast.FunctionDef, name: str, namespace: dict[str, Any], vjps: dict[str, Callable],
+                 tape: str | None, helpers: set[str]) -> bool:
+    parents = {id(child): node for node in gast.walk(adjoint) for child in gast.iter_child_nodes(node)}
+    for node in gast.walk(adjoint):
+        if not (isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, gast.Tuple):  # an element of a tape push
+            if not _tape_push(parents.get(id(parent)), tape):
+                return False
+            continue
+        if not (isinstance(parent, gast.Call) and node in parent.args
+                and (_reader(parent.func, namespace, vjps)
+                     or isinstance(parent.func, gast.Name) and parent.func.id in helpers)
+                or _tape_push(parent, tape)):
+            return False
+    return True
+
+
 def _shapes_follow(fn: Callable, operands: list[Kinds | None]) -> bool:
     """Whether the result's kind follows from the operands' kinds: an integer that is not a constant of
     the code may be a length, an axis or a count (``np.ones(n)``), unless every operand is a number
     and the function works elementwise (a ufunc, ``math``, a vjp of numbers)."""
-    known = [k for o in operands if o is not None for k in o]
+    known = [k for o in operands if o is not None for k in _flat(o)]
     if not any(k.type is int and k.const is None for k in known):
         return True
     numbers = all(k.type in (float, int, np.float64) or k.type in (type(None), ZeroTangent) for k in known)

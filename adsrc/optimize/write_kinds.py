@@ -34,6 +34,16 @@ def int_index(kinds: Kinds | None) -> bool:
     return bool(kinds) and all(k.type is int for k in kinds)
 
 
+def element_rank(kinds: Kinds | None) -> int | None:
+    """How many axes an index selects one element of: 1 for a Python int, n for a tuple of n ints
+    (``K[i, j]``); None for anything else (a slice, an array of indices)."""
+    if int_index(kinds):
+        return 1
+    ranks = {len(k.items) if k.type is tuple and k.items and all(i.type is int for i in k.items) else None
+             for k in kinds or ()}
+    return ranks.pop() if len(ranks) == 1 and None not in ranks else None
+
+
 def real_scalars(kinds: Kinds | None, ints: bool = True) -> bool:
     """Every kind a Python or NumPy real number (``ints``: Python ints too)."""
     return bool(kinds) and all(k.variable() in REAL_SCALARS and (ints or k.type is not int) for k in kinds)
@@ -61,7 +71,7 @@ def added_by_index(args: list[gast.expr], expr: Callable[[gast.expr], Kinds | No
     total, g, x, index = expr(args[0]), expr(args[2]), expr(args[4]), expr(args[5])
     shape = one_shape(x)
     arrays = frozenset(k for k in total or () if k is not ZERO)
-    if shape is None or not float64_arrays(x) or not int_index(index):
+    if shape is None or not float64_arrays(x) or element_rank(index) != len(shape):
         return False
     if arrays and (not float64_arrays(arrays) or one_shape(arrays) != shape):
         return False
@@ -95,13 +105,14 @@ def write_helper_kinds(helper: str, args: list[gast.expr], expr: Callable[[gast.
             return frozenset({ZERO})  # a write into integers or booleans casts the value: no gradient
         if not (y and all(k.type is np.ndarray and k.dtype.kind == "f" for k in y)):
             return None
-        if not (int_index(index) and real_scalars(value)):
+        rank = element_rank(index)
+        if not (rank is not None and all(len(k.shape) == rank for k in y) and real_scalars(value)):
             return None
         out = set()
         for k in first:
             if k is ZERO:
                 out.add(ZERO)
-            elif k.type is np.ndarray and len(k.shape) == 1 and k.dtype.kind in "fiub":
+            elif k.type is np.ndarray and len(k.shape) == rank and k.dtype.kind in "fiub":
                 out.add(Kind(float))  # float(dy[index])
             else:
                 return None
@@ -111,5 +122,5 @@ def write_helper_kinds(helper: str, args: list[gast.expr], expr: Callable[[gast.
     return None
 
 
-__all__ = ["WRITE_HELPERS", "write_helper_kinds", "added_by_index", "float64_arrays", "int_index", "real_scalars",
+__all__ = ["WRITE_HELPERS", "write_helper_kinds", "added_by_index", "float64_arrays", "int_index", "element_rank", "real_scalars",
            "one_shape", "reads_by_index", "NONE"]

@@ -521,13 +521,13 @@ def defderivative(func: Any, derivative: Callable[..., Any], singular: bool = Fa
 
 
 def _same_option(a: Any, b: Any, layout: bool) -> bool:
-    """Two calls' values at one parameter agree for a linear vjp: the same object, equal numbers, strings
-    or tuples, or (``layout``: the argument and the result, whose values the vjp reads only for their
-    shapes) arrays of one shape and dtype."""
+    """Two calls' values at one parameter agree for a linear vjp: the same object, equal numbers, strings,
+    tuples or arrays (indices), or (``layout``: the argument and the result, whose values the vjp reads
+    only for their shapes) arrays of one shape and dtype."""
     if a is b:
         return True
-    if layout and type(a) is np.ndarray and type(b) is np.ndarray:
-        return a.shape == b.shape and a.dtype == b.dtype
+    if type(a) is np.ndarray and type(b) is np.ndarray:  # indices, a mask: the same values
+        return a.shape == b.shape and a.dtype == b.dtype and (layout or bool(np.array_equal(a, b)))
     if type(a) is not type(b) or type(a) not in (int, float, str, bool, tuple, type(None)):
         return False
     try:
@@ -555,6 +555,7 @@ def _summed_first(vjp: Callable, position: int) -> Callable:
                 return None
         return vjp(np.add.reduce(np.stack(gs)), *first[1:], **options)
 
+    fuse.one_layout = True  # it fuses calls of one layout only (tests/test_rules.py draws them so)
     return fuse
 
 

@@ -54,18 +54,23 @@ class Kind:
     shape: tuple | None = None
     const: tuple | None = None  # (value,) for a constant of the code (an axis, an exponent)
     item: "Kind | None" = None  # for a list or tuple (its shape is its length): the kind of every element
+    items: "tuple[Kind, ...] | None" = None  # for a short list or tuple of elements of several kinds: each one
 
     def __repr__(self) -> str:
         if self.const is not None:
             return repr(self.const[0])
         if self.item is not None:
             return f"{self.type.__name__}[{self.shape[0]} x {self.item!r}]"
+        if self.items is not None:
+            return f"{self.type.__name__}({', '.join(map(repr, self.items))})"
         if self.type is np.ndarray:
             return f"{self.dtype}{list(self.shape)}"
         return self.type.__name__
 
     def variable(self) -> "Kind":
         """The kind of a name that was assigned this value (which may change)."""
+        if self.items is not None:
+            return Kind(self.type, items=tuple(k.variable() for k in self.items))
         return self if self.const is None else Kind(self.type)
 
 
@@ -74,6 +79,7 @@ NONE = Kind(type(None))
 _SCALARS = (float, int, np.float64)
 _REAL_DTYPES = "fiub"
 MAX_EXAMPLE_SIZE = 1 << 20  # larger arrays are not built to infer a kind
+MAX_ITEMS = 8  # a longer list or tuple of several kinds is not followed
 
 
 def kind_of(value: Any) -> Kind | None:
@@ -87,6 +93,10 @@ def kind_of(value: Any) -> Kind | None:
         return ZERO
     if value is None:
         return NONE
+    if isinstance(value, (tuple, list)) and type(value).__module__ in ("builtins", "adsrc.values.containers") \
+            and len(value) <= MAX_ITEMS:  # ([0.0], u[1:], [0.0]), or a cotangent of one
+        items = tuple(kind_of(v) for v in value)
+        return None if any(k is None for k in items) else Kind(type(value), items=items)
     return None
 
 
@@ -103,6 +113,8 @@ def constant(value: Any) -> Kind | None:
 
 def example(kind: Kind) -> Any:
     """A value of this kind (raises ValueError when an array would be too large to build)."""
+    if kind.type is slice:  # a slice of constant bounds, kept as its bounds (a slice is not hashable)
+        return slice(*kind.const[0])
     if kind.const is not None:
         return kind.const[0]
     if kind.type is np.ndarray:
@@ -114,6 +126,8 @@ def example(kind: Kind) -> Any:
         if kind.shape[0] * max(1, np.size(item)) > MAX_EXAMPLE_SIZE:
             raise ValueError("too large an example")
         return kind.type([item] * kind.shape[0])
+    if kind.items is not None:
+        return kind.type([example(k) for k in kind.items])
     if kind is ZERO:
         return zero
     if kind is NONE:
