@@ -528,6 +528,15 @@ def _holds_list(kind: Kind) -> bool:
 
 def _passed_only(adjoint: gast.FunctionDef, name: str, namespace: dict[str, Any], vjps: dict[str, Callable],
                  tape: str | None, helpers: set[str]) -> bool:
+    """Every read of ``name`` passes it whole to a reader (``_reader``), one of ``helpers``, or the tape."""
+    return _reads_only(adjoint, name, tape, lambda node, parent: isinstance(parent, gast.Call) and node in parent.args
+                       and (_reader(parent.func, namespace, vjps)
+                            or isinstance(parent.func, gast.Name) and parent.func.id in helpers))
+
+
+def _reads_only(adjoint: gast.FunctionDef, name: str, tape: str | None,
+                allowed: Callable[[gast.Name, gast.AST | None], bool]) -> bool:
+    """Whether every read of ``name`` is an element of a tape push, the tape push itself, or ``allowed``."""
     parents = {id(child): node for node in gast.walk(adjoint) for child in gast.iter_child_nodes(node)}
     for node in gast.walk(adjoint):
         if not (isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load)):
@@ -536,11 +545,7 @@ def _passed_only(adjoint: gast.FunctionDef, name: str, namespace: dict[str, Any]
         if isinstance(parent, gast.Tuple):  # an element of a tape push
             if not _tape_push(parents.get(id(parent)), tape):
                 return False
-            continue
-        if not (isinstance(parent, gast.Call) and node in parent.args
-                and (_reader(parent.func, namespace, vjps)
-                     or isinstance(parent.func, gast.Name) and parent.func.id in helpers)
-                or _tape_push(parent, tape)):
+        elif not (_tape_push(parent, tape) or allowed(node, parent)):
             return False
     return True
 
@@ -585,23 +590,12 @@ def only_read(adjoint: gast.FunctionDef, sequence: str, namespace: dict[str, Any
     elements holds throughout: it iterates over it, indexes it, takes its length, pushes it on the tape,
     or passes it to a vjp of adsrc's own rules or a NumPy function that has one (none of which changes
     it). Passed to any other function, or given another name, it might grow by an element of another kind."""
-    parents = {id(child): node for node in gast.walk(adjoint) for child in gast.iter_child_nodes(node)}
-    for node in gast.walk(adjoint):
-        if not (isinstance(node, gast.Name) and node.id == sequence and isinstance(node.ctx, gast.Load)):
-            continue
-        parent = parents.get(id(node))
-        if isinstance(parent, gast.Tuple):  # an element of a tape push
-            parent = parents.get(id(parent))
-            if not (_tape_push(parent, tape)):
-                return False
-            continue
-        if isinstance(parent, gast.For) and parent.iter is node or \
-                isinstance(parent, gast.Subscript) and parent.value is node:
-            continue
-        if not (isinstance(parent, gast.Call) and node in parent.args and _reader(parent.func, namespace, vjps)
-                or _tape_push(parent, tape)):
-            return False
-    return True
+    def allowed(node: gast.Name, parent: gast.AST | None) -> bool:
+        return isinstance(parent, gast.For) and parent.iter is node \
+            or isinstance(parent, gast.Subscript) and parent.value is node \
+            or isinstance(parent, gast.Call) and node in parent.args and _reader(parent.func, namespace, vjps)
+
+    return _reads_only(adjoint, sequence, tape, allowed)
 
 
 def _tape_push(node: gast.AST | None, tape: str | None) -> bool:
