@@ -11,6 +11,7 @@ from .api import (Derivative, Differentiated, TreeStructure, adjoint_source, che
                   tree_structure, tree_unflatten, value_and_grad, vjp)
 from .api.checkpointing import checkpoint, checkpoint_loop
 from .api.diagnostics import cache_info
+from .api.explain import explain
 from .api.elementwise import elementwise_grad
 from .api.implicit import fixed_point
 from .api.minimize import minimize
@@ -28,7 +29,7 @@ __all__ = [
     "config", "eager_unthunk", "errors", "AdsrcError", "register_adjoint",
     "register_nondifferentiable", "Thunk", "AccThunk", "ZeroTangent", "zero", "unthunk",
     "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads", "checkpoint",
-    "checkpoint_loop", "cache_info", "tree_map", "tree_leaves", "tree_structure", "tree_flatten", "tree_unflatten",
+    "checkpoint_loop", "cache_info", "explain", "tree_map", "tree_leaves", "tree_structure", "tree_flatten", "tree_unflatten",
     "TreeStructure", "ravel_pytree", "optimizers",
     "elementwise_grad", "fixed_point", "minimize",
 ]

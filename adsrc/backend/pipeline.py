@@ -56,6 +56,7 @@ from ..ir.build import comment, copy_tree
 from ..values.arrays import receives
 from ..ir.dataflow import names
 from ..ir.naming import Namer, free_names
+from ..ir.stopwatch import phase
 from ..optimize import Context
 from ..optimize import copy_adjoint, finish, optimize as run_passes
 from ..rules import registry
@@ -346,13 +347,14 @@ def _too_deep(where: str) -> UnsupportedSyntax:
 def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = False,
              general: bool = False) -> Compiled:
     version = registry.version()
-    parsed: Parsed = parse_function(func, lifted)
-    lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
-    aliasing = Aliasing(parsed)
-    lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
-    check_syntax(parsed)
-    check_effects(parsed)  # the user functions it calls change nothing they are given
-    refuse_updates_seen_through_views(parsed)
+    with phase("parse and check"):
+        parsed: Parsed = parse_function(func, lifted)
+        lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
+        aliasing = Aliasing(parsed)
+        lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
+        check_syntax(parsed)
+        check_effects(parsed)  # the user functions it calls change nothing they are given
+        refuse_updates_seen_through_views(parsed)
     node = parsed.node
     params = [a.id for a in node.args.args + node.args.kwonlyargs]
     wrt_names = [params[i] for i in wrt]
@@ -362,9 +364,10 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
 
     # The front end, shared by both modes.
-    rewrite_partials(parsed, namer, node, local_names(node))
-    rewrite_maps(parsed, namer, node, local_names(node))
-    node = desugar(parsed, namer, runtime)
+    with phase("front end"):
+        rewrite_partials(parsed, namer, node, local_names(node))
+        rewrite_maps(parsed, namer, node, local_names(node))
+        node = desugar(parsed, namer, runtime)
     # What methods and attributes are made on (x.sum() of an array, or a user object's own method):
     # parameters are assumed to be what the function uses them as, unless compiled ``general``.
     receivers = ReceiverKinds(node, parsed.resolve, assume=not general)
@@ -382,12 +385,13 @@ def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool,
                  wrt_names: list[str], free: list[str], attributes: list, version: int,
                  receivers: ReceiverKinds, general: bool) -> Compiled:
     """The rest of ``_compile``: ANF, the transform and the back end."""
-    resolver = CalleeResolver(parsed, local_names(node), receivers)
-    activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
-    node = to_anf(parsed, node, namer, activity, runtime, receivers)
-    after = ReceiverKinds(node, parsed.resolve, assume=not general)
-    resolver = CalleeResolver(parsed, local_names(node), after)
-    activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
+    with phase("ANF and activity"):
+        resolver = CalleeResolver(parsed, local_names(node), receivers)
+        activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
+        node = to_anf(parsed, node, namer, activity, runtime, receivers)
+        after = ReceiverKinds(node, parsed.resolve, assume=not general)
+        resolver = CalleeResolver(parsed, local_names(node), after)
+        activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
     assumed = {**receivers.assumed, **after.assumed}
     aliases = write_aliases(node, parsed.where)
 
@@ -404,7 +408,8 @@ def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool,
     else:
         transform = Reverse(parsed, namer, activity, mode.eager, wrt_names, runtime, local_names(node), aliases)
         generated_name = namer.fresh(f"{label}_adjoint")
-        function = transform.function(node, generated_name)
+        with phase("reverse transform"):
+            function = transform.function(node, generated_name)
         context = None
         if mode.optimize:
             context = Context(
@@ -430,7 +435,8 @@ def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool,
         module.generated[variant] = GeneralDerivative(func, wrt, mode, lifted)
         module.guard = _guard(assumed, runtime, variant, [a.id for a in function.args.args])
     if unfinished is None:
-        source, compiled = module.assemble(function)
+        with phase("assemble"):
+            source, compiled = module.assemble(function)
     _compile_callees((func, wrt, mode), transform.callees, mode)
     if unfinished is None:
         return Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version, attributes)
@@ -458,7 +464,7 @@ def _finished(generic: "Generic", where: str) -> tuple[str, Callable]:
     """The generic adjoint's source and live function: its last passes (optimize.finish) on a copy of
     the kept adjoint, which stays as it is to be specialized."""
     try:
-        with collection_paused():
+        with collection_paused(), phase("finish the generic adjoint"):
             function = copy_adjoint(generic.function)
             finish(function, copy.copy(generic.context))
             return generic.module.assemble(function)

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ir.dataflow import names
+from ..ir.stopwatch import phase
 from ..optimize import copy_adjoint, dots, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
 from ..optimize.hoist import hoist
@@ -111,7 +112,7 @@ def specialized(compiled: Compiled, key: tuple | None) -> Compiled | None:
         return found
     if len(compiled.specialized) >= MAX_SIGNATURES:
         return None
-    with collection_paused():
+    with collection_paused(), phase("specialize"):
         result = _build(compiled, key)
     compiled.specialized[key] = result
     return result

@@ -16,6 +16,7 @@ import gast
 
 from ..ir import annotations as anno
 from ..ir.build import copy_tree, is_comment
+from ..ir.stopwatch import phase
 from ..transforms.accumulation import Accumulation
 from . import constfold, deadcode, owned, propagate, stacks, tape, unthunks, zeros
 
@@ -76,7 +77,8 @@ def _fixpoint(adjoint: gast.FunctionDef, context: Context, passes: tuple, max_ro
     for _ in range(max_rounds):
         changed = False
         for optimization in passes:
-            changed |= optimization.run(adjoint, pullback, context)
+            with phase(f"pass {optimization.__name__.rsplit('.', 1)[-1]}"):
+                changed |= optimization.run(adjoint, pullback, context)
         if not changed:
             break
 
