@@ -197,3 +197,28 @@ def apply(f, x):
 def test_a_partial_used_as_a_value_is_refused():
     with pytest.raises(AdsrcError, match="partial"):
         adsrc.grad(partial_passed_on)(W, X)
+
+
+def _pieces(x):
+    yield x * 2.0
+    yield x
+
+
+def _sum_of_pieces(x):
+    return sum(np.sum(p) for p in _pieces(x))
+
+
+def test_a_module_generator_rebound_compiles_again():
+    """The generator's code is copied into the adjoint: rebinding its name must not leave a stale gradient."""
+    global _pieces
+    saved = _pieces
+    g = adsrc.grad(_sum_of_pieces)
+    assert np.array_equal(g(np.ones(2)), [3.0, 3.0])
+
+    def _pieces(x):  # noqa: F811
+        yield x * 7.0
+    try:
+        assert np.array_equal(g(np.ones(2)), [7.0, 7.0])
+        assert np.array_equal(adsrc.grad(_sum_of_pieces, eager=True)(np.ones(2)), [7.0, 7.0])
+    finally:
+        _pieces = saved

@@ -360,6 +360,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     wrt_names = [params[i] for i in wrt]
     namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(params))
     free = [key for key in free_names(node) if key not in local_names(node)]
+    free += [key for key in parsed.copied if key not in free]  # functions copied in: what the code means
     runtime = {r: namer.fresh(r) for r in RUNTIME_NAMES}
     attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
 

@@ -178,5 +178,7 @@ def lower_generators(parsed: Parsed, namer: Namer) -> None:
                     lowering.fail(n, f"the generator {n.func.id}(...) used other than by a loop or a call that "
                                      "takes it whole",
                                   "iterate over it (`for v in g(...)`), or make a list of it (`list(g(...))`)")
+                if n.func.id not in parsed.copied:
+                    parsed.copied.append(n.func.id)  # rebinding it must compile again (the cache checks it)
                 n.func = gast.copy_location(name(lowering.module_copy(func, n)), n.func)
     node.body = lowering.definitions + node.body

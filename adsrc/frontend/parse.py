@@ -44,6 +44,9 @@ class Parsed:
     # Names the front end adds and binds itself (a local function's definition; frontend/inline.py):
     # resolved before anything outside, and bound in the generated module's namespace.
     generated: dict[str, Any] = field(default_factory=dict)
+    # Outside names of functions whose code the front end copied in (frontend/generators.py): no longer
+    # read by the code it made, but what that code means, so the compile cache checks them as reads.
+    copied: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
