@@ -117,29 +117,36 @@ class _Lowering:
             self.fail(call, f"calling the generator function {func.__name__}, a closure or with *args, **kwargs or "
                             "keyword-only parameters", "define it at module level with plain parameters")
         theirs = parse_function(func)
-        fn = copy.deepcopy(theirs.node)
-        local = self.namer.fresh(func.__name__)
-        self.copied[id(func)] = local
-        fn.name = local
-        bound = {a.id for a in fn.args.args} | {n.id for stmt in fn.body for n in gast.walk(stmt)
-                                                  if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-        mapping = {}
-        for free in free_names(fn):
-            if free not in bound and (free in self.caller_bound or theirs.resolve(free) is not self.parsed.resolve(free)):
-                mapping[free] = self.namer.fresh(free)
-                self.parsed.closure[mapping[free]] = theirs.resolve(free)
-        for node in gast.walk(fn):
-            if isinstance(node, gast.Name) and node.id in mapping:
-                node.id = mapping[node.id]
-        defaults = []
-        for value in func.__defaults__ or ():
-            slot = self.namer.fresh(f"{func.__name__}_default")
-            self.parsed.closure[slot] = value
-            defaults.append(name(slot))
-        fn.args.defaults = defaults
+        fn = copy_module_function(self.parsed, self.namer, func, theirs, self.caller_bound)
+        self.copied[id(func)] = fn.name
         self.as_list_function(fn, theirs)
         self.definitions.append(fn)
-        return local
+        return fn.name
+
+
+def copy_module_function(parsed: Parsed, namer: Namer, func, theirs: Parsed, caller_bound: set[str]) -> gast.FunctionDef:
+    """A copy of the module-level function ``func`` (parsed as ``theirs``) to define inside ``parsed``'s
+    function under a fresh name: each free name that the caller binds itself or resolves to another
+    object is renamed to a slot holding what it is in ``func``'s module, and the defaults are slots too."""
+    fn = copy.deepcopy(theirs.node)
+    fn.name = namer.fresh(func.__name__)
+    bound = {a.id for a in fn.args.args} | {n.id for stmt in fn.body for n in gast.walk(stmt)
+                                              if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    mapping = {}
+    for free in free_names(fn):
+        if free not in bound and (free in caller_bound or theirs.resolve(free) is not parsed.resolve(free)):
+            mapping[free] = namer.fresh(free)
+            parsed.closure[mapping[free]] = theirs.resolve(free)
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+    defaults = []
+    for value in func.__defaults__ or ():
+        slot = namer.fresh(f"{func.__name__}_default")
+        parsed.closure[slot] = value
+        defaults.append(name(slot))
+    fn.args.defaults = defaults
+    return fn
 
 
 def _consumed_calls(node: gast.FunctionDef) -> set[int]:
