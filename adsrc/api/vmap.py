@@ -1,0 +1,405 @@
+"""``adsrc.vmap``: a function of one example made to run on a batch, by source transformation.
+
+``vmap(f, in_axes, out_axes)(*args)`` gives what stacking ``f`` of each
+example along ``out_axes`` would, computed by one batched function that
+transforms/batching.py writes from ``f``'s source and caches per kind of
+arguments (which leaves are batched, and their ranks). ``in_axes`` follows
+JAX: an int or None for every positional argument, or a tuple with one entry
+per positional argument, each an int, None or a pytree of them matching the
+argument (a dict, list or tuple); keyword arguments are not batched.
+
+Given ``grad(f)`` (or ``value_and_grad(f)``), it batches ``f`` and
+differentiates the sum over the batch of the batched losses, with every
+argument it differentiates repeated for every example: the gradient of that
+sum with respect to example ``k``'s copy is example ``k``'s gradient, so
+per-example gradients take one forward and one backward sweep of the batched
+code. What it cannot batch (a second derivative, ``has_aux``, a loss whose
+rank it cannot tell) is run as a loop of calls, one per example.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..backend.codegen import load
+from ..errors import InvalidArgument
+from ..frontend.parse import closure_values, parse_function, signature_of
+from ..rules.batching import Info, is_batched
+from ..transforms.batching import NUMPY_NAME, Batcher, info_of
+from .derivative import Derivative
+from .primitives import callable_for
+
+__all__ = ["vmap", "Vmapped"]
+
+Axes = Any  # an int, None, or a tuple/list/dict of them
+
+
+class Vmapped:
+    """What :func:`vmap` returns: a callable that runs ``func`` on a batch. ``source(*args)`` shows the
+    batched function it runs for arguments like ``args``.
+
+    >>> import numpy as np, adsrc
+    >>> def f(x):
+    ...     return np.sum(x ** 2)
+    >>> batched = adsrc.vmap(f)
+    >>> batched(np.arange(6.0).reshape(2, 3)).tolist()
+    [5.0, 50.0]
+    >>> print(batched.source(np.ones((2, 3))).strip())
+    def f_vmap(x):
+        return np.sum(x ** 2, axis=1)
+    """
+
+    def __init__(self, func: Callable, in_axes: Axes, out_axes: Axes, axis_size: Optional[int]):
+        self.func = func
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.axis_size = axis_size
+        self.__name__ = getattr(func, "__name__", "f")
+        self.__doc__ = getattr(func, "__doc__", None)
+
+    def __repr__(self) -> str:
+        return f"<adsrc vmap({self.__name__}, in_axes={self.in_axes!r}, out_axes={self.out_axes!r})>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        func = self.func
+        values, axes = _bind(func, args, kwargs, self.in_axes)
+        size = _batch_size(values, axes, self.axis_size, func)
+        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        if isinstance(func, Derivative):
+            out, info = _derivative_call(func, moved, axes, size)
+        else:
+            out, info = _plain_call(callable_for(func), moved, axes)
+        if info is None:  # run as a loop of calls: every output leaf is batched
+            out = _loop(func, moved, axes, size)
+            info = _all_batched(out)
+        return _move_out(out, info, self.out_axes, size, func)
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        """The batched function's source for arguments like ``args``."""
+        func = self.func.of if isinstance(self.func, Derivative) else callable_for(self.func)
+        values, axes = _bind(func, args, kwargs, self.in_axes)
+        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        return _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)]).source
+
+
+def vmap(func: Callable, in_axes: Axes = 0, out_axes: Axes = 0, *, axis_size: Optional[int] = None) -> Vmapped:
+    """``func`` of one example made to run on a batch: ``vmap(f)(xs)`` equals ``np.stack([f(x) for x in xs])``.
+
+    ``in_axes``: the batch axis of each positional argument (an int, or None for an argument shared by
+    every example), one entry for all of them or a tuple with one per argument, each possibly a pytree
+    (dict, list, tuple) matching its argument. ``out_axes``: where the batch axis goes in each output (a
+    pytree prefix of the output; None for an output that is the same for every example).
+    ``axis_size``: the batch size when no argument is batched. ``vmap(grad(loss), in_axes=(None, 0, 0))``
+    gives per-example gradients. A primitive without a batching rule is run once per example for that
+    call; control flow that depends on a batched value is refused (docs/vmap.md).
+
+    >>> import numpy as np, adsrc
+    >>> def loss(w, x, y):
+    ...     return (np.dot(w, x) - y) ** 2
+    >>> w, xs, ys = np.array([1.0, -1.0]), np.array([[1.0, 2.0], [3.0, 1.0]]), np.array([0.0, 1.0])
+    >>> adsrc.vmap(adsrc.grad(loss), in_axes=(None, 0, 0))(w, xs, ys).tolist()
+    [[-2.0, -4.0], [6.0, 2.0]]
+    """
+    if not callable(func):
+        raise InvalidArgument(f"adsrc.vmap needs a function, not {type(func).__name__}")
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+        raise InvalidArgument(f"vmap's axis_size must be a non-negative int, not {axis_size!r}")
+    _check_axes(in_axes, "in_axes")
+    _check_axes(out_axes, "out_axes")
+    return Vmapped(func, in_axes, out_axes, axis_size)
+
+
+def _check_axes(axes: Axes, what: str) -> None:
+    if axes is None or isinstance(axes, int) and not isinstance(axes, bool):
+        return
+    if isinstance(axes, (tuple, list)):
+        for a in axes:
+            _check_axes(a, what)
+        return
+    if isinstance(axes, dict):
+        for a in axes.values():
+            _check_axes(a, what)
+        return
+    raise InvalidArgument(f"vmap's {what} holds {axes!r}; each entry is an int, None, or a tuple, list or dict "
+                          f"of them")
+
+
+def _name(func: Callable) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+# ---- arguments ----------------------------------------------------------------------------------
+def _bind(func: Callable, args: tuple, kwargs: dict, in_axes: Axes) -> tuple[list, list]:
+    """The arguments in signature order and the axes tree of each (None for keyword arguments)."""
+    if isinstance(in_axes, (tuple, list)):
+        if len(in_axes) != len(args):
+            raise InvalidArgument(f"vmap of {_name(func)}: in_axes has {len(in_axes)} entries for {len(args)} "
+                                  f"positional arguments; give one per positional argument")
+        per_arg = list(in_axes)
+    else:
+        per_arg = [in_axes] * len(args)
+    target = func.of if isinstance(func, Derivative) else callable_for(func)
+    try:
+        signature = signature_of(target) if inspect.isfunction(target) else inspect.signature(target)
+        bound = signature.bind(*args, **kwargs)
+        marks = signature.bind(*per_arg, **{k: None for k in kwargs})
+    except (TypeError, ValueError) as error:
+        raise InvalidArgument(f"vmap of {_name(func)}: {error}") from None
+    bound.apply_defaults()
+    axes = [marks.arguments.get(name) for name in bound.arguments]
+    return list(bound.arguments.values()), axes
+
+
+def _leaves(value: Any, axes: Axes, path: str, out: list) -> None:
+    """Each (leaf, axis, path) of ``value`` under the axes tree ``axes`` (a prefix of its structure)."""
+    if axes is None or isinstance(axes, int):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                _leaves(v, axes, f"{path}[{k!r}]", out)
+        elif isinstance(value, (tuple, list)):
+            for k, v in enumerate(value):
+                _leaves(v, axes, f"{path}[{k}]", out)
+        else:
+            out.append((value, axes, path))
+        return
+    if isinstance(axes, dict) and isinstance(value, dict) and list(axes) == list(value):
+        for k in value:
+            _leaves(value[k], axes[k], f"{path}[{k!r}]", out)
+    elif isinstance(axes, (tuple, list)) and isinstance(value, (tuple, list)) and len(axes) == len(value):
+        for k, (v, a) in enumerate(zip(value, axes)):
+            _leaves(v, a, f"{path}[{k}]", out)
+    else:
+        raise InvalidArgument(f"vmap's in_axes {axes!r} does not match the structure of argument{path}")
+
+
+def _batch_size(values: list, axes: list, axis_size: Optional[int], func: Callable) -> int:
+    sizes = {}
+    for k, (value, ax) in enumerate(zip(values, axes)):
+        found: list = []
+        _leaves(value, ax, f" {k}", found)
+        for leaf, axis, path in found:
+            if axis is None:
+                continue
+            ndim = np.ndim(leaf)
+            if not -ndim <= axis < ndim:
+                raise InvalidArgument(f"vmap of {_name(func)}: in_axes {axis} is out of range for argument{path}, "
+                                      f"of shape {np.shape(leaf)}")
+            sizes[path] = np.shape(leaf)[axis]
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"argument{p}: {s}" for p, s in sizes.items())
+        raise InvalidArgument(f"vmap of {_name(func)}: the batched arguments have different batch sizes ({shown})")
+    if sizes:
+        size = next(iter(sizes.values()))
+        if axis_size is not None and axis_size != size:
+            raise InvalidArgument(f"vmap of {_name(func)}: axis_size={axis_size} but the batched arguments have "
+                                  f"batch size {size}")
+        return size
+    if axis_size is None:
+        raise InvalidArgument(f"vmap of {_name(func)}: no argument is batched (every in_axes is None); give "
+                              f"axis_size= to say how many examples")
+    return axis_size
+
+
+def _move_in(value: Any, axes: Axes) -> Any:
+    """``value`` with the batch axis of each batched leaf moved to the front."""
+    if isinstance(value, dict):
+        return {k: _move_in(v, axes[k] if isinstance(axes, dict) else axes) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        parts = [_move_in(v, axes[k] if isinstance(axes, (tuple, list)) else axes) for k, v in enumerate(value)]
+        return type(value)(parts) if type(value) in (tuple, list) else type(value)(*parts)
+    if axes is None:
+        return value
+    return np.moveaxis(np.asarray(value), axes, 0) if axes != 0 else np.asarray(value)
+
+
+def _infos(value: Any, axes: Axes) -> Any:
+    """What the transform is told of an argument (its batch axis already in front)."""
+    if isinstance(value, dict):
+        return {k: _infos(v, axes[k] if isinstance(axes, dict) else axes) for k, v in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_infos(v, axes[k] if isinstance(axes, (tuple, list)) else axes)
+                           for k, v in enumerate(value))
+    if axes is None:
+        return info_of(value)
+    return Info(True, np.ndim(value) - 1)
+
+
+def _plain_structure(value: Any) -> bool:
+    if isinstance(value, dict):
+        return type(value) is dict and all(_plain_structure(v) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return type(value) in (tuple, list) and all(_plain_structure(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, np.generic, np.ndarray, str))
+
+
+# ---- compiling ----------------------------------------------------------------------------------
+class _Compiled:
+    __slots__ = ("function", "info", "source")
+
+    def __init__(self, function: Callable, info: Any, source: str):
+        self.function, self.info, self.source = function, info, source
+
+
+_cache: dict[Any, _Compiled] = {}
+_building: set = set()
+
+
+def _compiled(func: Callable, infos: list) -> _Compiled:
+    key = (func, getattr(func, "__code__", None), repr(infos))
+    found = _cache.get(key)
+    if found is not None:
+        return found
+    _building.add(key)
+    try:
+        parsed = parse_function(func)
+        source, info, bindings = Batcher(parsed, infos, _nested).source()
+    finally:
+        _building.discard(key)
+    namespace = {**getattr(func, "__globals__", {}), **closure_values(func), NUMPY_NAME: np, **bindings}
+    name = source.split("(", 1)[0].removeprefix("def ")
+    function = load(source, f"vmap of {parsed.name}", namespace, name)
+    done = _Compiled(function, info, source)
+    _cache[key] = done
+    return done
+
+
+def _nested(func: Callable, infos: list) -> Optional[tuple[Callable, Any]]:
+    """A user function called with batched arguments, batched in its turn (None for a recursive call,
+    which then runs once per example)."""
+    key = (func, getattr(func, "__code__", None), repr(infos))
+    if key in _building or not inspect.isfunction(func):
+        return None
+    if len(infos) != len(signature_of(func).parameters):
+        return None
+    done = _compiled(func, infos)
+    return done.function, done.info
+
+
+def _plain_call(func: Callable, moved: list, axes: list) -> tuple[Any, Any]:
+    if not inspect.isfunction(func) or not all(_plain_structure(v) for v in moved):
+        return None, None
+    done = _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)])
+    return done.function(*moved), done.info
+
+
+# ---- grad -------------------------------------------------------------------------------------
+_summed: dict[Any, Any] = {}
+
+
+def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple[Any, Any]:
+    """Per-example gradients from one sweep: the gradient of the sum of the batched losses, every
+    differentiated argument repeated for every example."""
+    from .gradients import grad  # gradients.py is of this layer
+
+    of = d.of
+    if d.order != 1 or d.has_aux or isinstance(of, Derivative) or not inspect.isfunction(of) \
+            or not all(_plain_structure(v) for v in moved):
+        return None, None
+    moved, axes = list(moved), list(axes)
+    for position in d.wrt:
+        moved[position] = _repeat(moved[position], axes[position], size)
+        axes[position] = 0
+    infos = [_infos(v, a) for v, a in zip(moved, axes)]
+    done = _compiled(of, infos)
+    if done.info != Info(True, 0):
+        return None, None  # not one number per example, as far as the transform can tell: a loop of calls
+    key = (done.function, d.wrt, d.many, d.eager)
+    derivative = _summed.get(key)
+    if derivative is None:
+        names = list(signature_of(of).parameters)
+        source = (f"def {done.function.__name__}_summed({', '.join(names)}):\n"
+                  f"    losses = {done.function.__name__}({', '.join(names)})\n"
+                  f"    return np.sum(losses), losses\n")
+        summed = load(source, f"vmap of {_name(of)}", {NUMPY_NAME: np, done.function.__name__: done.function},
+                      f"{done.function.__name__}_summed")
+        derivative = grad(summed, wrt=d.wrt if d.many else d.wrt[0], eager=d.eager, has_aux=True)
+        _summed[key] = (derivative, summed)
+    else:
+        derivative = derivative[0]
+    gradient, losses = derivative(*moved)
+    out = (losses, gradient) if d.with_value else gradient
+    grad_info = tuple(_all_batched(g) for g in gradient) if d.many else _all_batched(gradient)
+    return out, ((Info(True, 0), grad_info) if d.with_value else grad_info)
+
+
+def _repeat(value: Any, axes: Axes, size: int) -> Any:
+    """An argument with every unbatched leaf repeated ``size`` times along a new first axis."""
+    if isinstance(value, dict):
+        return {k: _repeat(v, axes[k] if isinstance(axes, dict) else axes, size) for k, v in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_repeat(v, axes[k] if isinstance(axes, (tuple, list)) else axes, size)
+                           for k, v in enumerate(value))
+    if axes is not None:
+        return value
+    array = np.asarray(value, dtype=np.result_type(value, np.float64))
+    return np.broadcast_to(array, (size,) + array.shape).copy()
+
+
+# ---- the loop fallback and the outputs ------------------------------------------------------------
+def _example(value: Any, axes: Axes, k: int) -> Any:
+    if isinstance(value, dict):
+        return {key: _example(v, axes[key] if isinstance(axes, dict) else axes, k) for key, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        parts = [_example(v, axes[j] if isinstance(axes, (tuple, list)) else axes, k) for j, v in enumerate(value)]
+        return type(value)(parts) if type(value) in (tuple, list) else type(value)(*parts)
+    return value if axes is None else value[k]
+
+
+def _loop(func: Callable, moved: list, axes: list, size: int) -> Any:
+    """``func`` called once per example, the results stacked leaf by leaf."""
+    from .trees import tree_flatten, tree_unflatten
+
+    results = [func(*[_example(v, a, k) for v, a in zip(moved, axes)]) for k in range(size)]
+    if not results:
+        raise InvalidArgument(f"vmap of {_name(func)} on an empty batch cannot tell what it returns")
+    flat = [tree_flatten(r) for r in results]
+    structure = flat[0][1]
+    if any(s != structure for _, s in flat):
+        raise InvalidArgument(f"vmap of {_name(func)}: the examples' results have different structures")
+    leaves = [np.stack([np.asarray(f[0][j]) for f in flat]) for j in range(len(flat[0][0]))]
+    return tree_unflatten(structure, leaves)
+
+
+def _all_batched(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _all_batched(v) for k, v in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_all_batched(v) for v in value)
+    return Info(True, None)
+
+
+def _move_out(value: Any, info: Any, axes: Axes, size: int, func: Callable) -> Any:
+    """An output with each leaf's batch axis at its place in ``out_axes`` (unbatched leaves repeated)."""
+    if isinstance(info, Info) or not isinstance(value, (dict, tuple, list)):
+        return _leaf_out(value, is_batched(info), axes, size, func)
+    if isinstance(value, dict):
+        return {k: _move_out(v, info[k] if isinstance(info, dict) else info,
+                             axes[k] if isinstance(axes, dict) else axes, size, func) for k, v in value.items()}
+    parts = [_move_out(v, info[j] if isinstance(info, (tuple, list)) else info,
+                       axes[j] if isinstance(axes, (tuple, list)) else axes, size, func) for j, v in enumerate(value)]
+    if isinstance(axes, (tuple, list)) and len(axes) != len(value):
+        raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axes!r} does not match the output's structure")
+    return type(value)(parts) if type(value) in (tuple, list) else type(value)(*parts)
+
+
+def _leaf_out(value: Any, batched: bool, axis: Axes, size: int, func: Callable) -> Any:
+    if isinstance(value, (dict, tuple, list)):
+        if not isinstance(axis, (int, type(None))):
+            raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axis!r} does not match the output's structure")
+        return _move_out(value, Info(batched, None), axis, size, func)
+    if axis is None:
+        if batched:
+            raise InvalidArgument(f"vmap of {_name(func)}: out_axes is None for an output that differs from "
+                                  f"example to example; give it a batch axis")
+        return value
+    if not isinstance(axis, int):
+        raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axis!r} does not match the output's structure")
+    array = np.asarray(value)
+    if not batched:
+        array = np.broadcast_to(array, (size,) + array.shape).copy()
+    if not -array.ndim <= axis < array.ndim:
+        raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axis} is out of range for an output of rank "
+                              f"{array.ndim - 1} per example")
+    return np.moveaxis(array, 0, axis) if axis != 0 else array
