@@ -19,6 +19,7 @@ rank it cannot tell) is run as a loop of calls, one per example.
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -236,10 +237,12 @@ def _plain_structure(value: Any) -> bool:
 
 # ---- compiling ----------------------------------------------------------------------------------
 class _Compiled:
-    __slots__ = ("function", "info", "source")
+    """A batched function, what is known of its result, its source, and the loaded module that keeps
+    that source readable (adsrc differentiates it through its source, for grad and vmap together)."""
+    __slots__ = ("function", "info", "source", "module")
 
-    def __init__(self, function: Callable, info: Any, source: str):
-        self.function, self.info, self.source = function, info, source
+    def __init__(self, function: Callable, info: Any, source: str, module: Any):
+        self.function, self.info, self.source, self.module = function, info, source, module
 
 
 _cache: dict[Any, _Compiled] = {}
@@ -257,10 +260,16 @@ def _compiled(func: Callable, infos: list) -> _Compiled:
         source, info, bindings = Batcher(parsed, infos, _nested).source()
     finally:
         _building.discard(key)
-    namespace = {**getattr(func, "__globals__", {}), **closure_values(func), NUMPY_NAME: np, **bindings}
+    # The batched function reads the user's globals as they are when it runs (not a copy): it is made
+    # inside a maker whose parameters bind only what the transform adds and the closure's values.
     name = source.split("(", 1)[0].removeprefix("def ")
-    function = load(source, f"vmap of {parsed.name}", namespace, name)
-    done = _Compiled(function, info, source)
+    bound = {NUMPY_NAME: np, **closure_values(func), **bindings}
+    maker = f"make_{name}"
+    module = "".join([f"def {maker}({', '.join(bound)}):\n",
+                      *(f"    {line}\n" for line in source.splitlines()), f"    return {name}\n"])
+    loaded = load(module, f"vmap of {parsed.name}", {}, maker)
+    live = types.FunctionType(loaded.__code__, getattr(func, "__globals__", {}), maker)
+    done = _Compiled(live(**bound), info, source, loaded)
     _cache[key] = done
     return done
 

@@ -210,6 +210,27 @@ def _like(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Opti
     return Val(_original(name, args, kwargs), args[0].info)
 
 
+def _array(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+    """np.array / np.asarray: a literal's rank, an array's info, a display of unbatched values of one rank
+    one more axis; a display holding batched values is left to the loop."""
+    if not args or any(is_batched(v.info) for v in kwargs.values()):
+        return None
+    first = args[0]
+    if isinstance(first.info, Info):
+        return Val(_original(name, args, kwargs), first.info)
+    value = literal(first)
+    if value is not NOT_LITERAL:
+        try:
+            return Val(_original(name, args, kwargs), Info(False, np.ndim(value)))
+        except ValueError:  # ragged
+            return None
+    if is_batched(first.info) or isinstance(first.info, dict):
+        return None
+    ranks = {m.rank if isinstance(m, Info) else None for m in first.info}
+    rank = ranks.pop() + 1 if len(ranks) == 1 and None not in ranks else None
+    return Val(_original(name, args, kwargs), Info(False, rank))
+
+
 def _matmul_rank(a: int, b: int) -> int:
     return max(a, b) - (a == 1) - (b == 1) if min(a, b) >= 1 else max(a, b)
 
@@ -328,7 +349,7 @@ def _joined(stacking: bool) -> Rule:
         axis = literal(bound["axis"]) if "axis" in bound else 0
         if not members or not all(isinstance(m, Info) for m in members):
             return None
-        ranks = {m.rank for m in members}
+        ranks = {m.rank for m in members if m.rank is not None}  # NumPy refuses members of different ranks
         rank = ranks.pop() if len(ranks) == 1 else None
         out_rank = None if rank is None else rank + stacking
         if not any(m.batched for m in members):
@@ -337,6 +358,19 @@ def _joined(stacking: bool) -> Rule:
             return None
         parts = [p.code if p.info.batched else broadcast(p, size) for p in bound["arrays"].parts]
         return Val(f"{name}([{', '.join(parts)}], axis={_shift(axis)})", Info(True, out_rank))
+    return rule
+
+
+def _created(rank: Optional[int]) -> Rule:
+    """A function that makes an array from no array (np.zeros(shape), np.arange(n), np.eye(n)): unbatched,
+    of the rank ``rank``, or for ``None`` of as many axes as its literal shape has."""
+    def rule(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+        if any(is_batched(v.info) for v in [*args, *kwargs.values()]):
+            return None
+        shape = literal(args[0]) if args else literal(kwargs.get("shape", Val("None", None)))
+        known = rank if rank is not None else (1 if isinstance(shape, int) else
+                                               len(shape) if isinstance(shape, tuple) else None)
+        return Val(_original(name, args, kwargs), Info(False, known))
     return rule
 
 
@@ -383,18 +417,25 @@ def _len(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optio
     return Val(f"np.shape({args[0].code})[1]", Info(False, 0))
 
 
+def _where(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+    """np.where(c, a, b) is elementwise; np.where(c) gives indices, which differ from example to example."""
+    return elementwise(name, args, kwargs, size) if len(args) == 3 and not kwargs else None
+
+
 RULES: dict[Any, Rule] = {
     len: _len,
-    np.where: elementwise, np.clip: elementwise,
+    np.where: _where, np.clip: elementwise,
     np.sum: reduction, np.prod: reduction, np.mean: reduction, np.nansum: reduction, np.nanmean: reduction,
     np.any: _EXTREMUM, np.all: _EXTREMUM, np.max: _EXTREMUM, np.min: _EXTREMUM, np.amax: _EXTREMUM,
     np.amin: _EXTREMUM, np.nanmax: _EXTREMUM, np.nanmin: _EXTREMUM,
     np.std: _STATISTIC, np.var: _STATISTIC, np.argmax: _ARG, np.argmin: _ARG, np.median: _MEDIAN,
     np.zeros_like: _like, np.ones_like: _like, np.empty_like: _like, np.full_like: _like, np.copy: _like,
-    np.asarray: _like, np.array: _like, np.real: _like, np.imag: _like, np.conj: _like,
+    np.asarray: _array, np.array: _array, np.real: _like, np.imag: _like, np.conj: _like,
     np.matmul: _matmul, np.dot: _matmul, "@": _matmul,
     np.transpose: _transpose, np.reshape: _reshape, np.ravel: _ravel, np.expand_dims: _expand_dims,
     np.swapaxes: _swapaxes, np.concatenate: _joined(False), np.stack: _joined(True), np.einsum: _einsum,
+    np.zeros: _created(None), np.ones: _created(None), np.empty: _created(None), np.full: _created(None),
+    np.arange: _created(1), np.linspace: _created(1), np.eye: _created(2), np.identity: _created(2),
     np.linalg.inv: _stacked(0), np.linalg.det: _stacked(2), np.linalg.cholesky: _stacked(0),
 }
 

@@ -50,7 +50,8 @@ _UNARY = {gast.USub: "-", gast.UAdd: "+", gast.Invert: "~"}
 _METHODS = {name: getattr(np, name) for name in (
     "sum", "prod", "mean", "std", "var", "max", "min", "any", "all", "argmax", "argmin", "transpose",
     "reshape", "ravel", "swapaxes", "clip", "dot", "copy", "conj")}
-_SHAPED = ("reshape", "transpose")  # methods that also take their tuple as separate arguments
+_SHAPED = ("reshape", "transpose")
+_KEEP_SHAPE = ("astype", "round", "conjugate")  # methods whose result has the receiver's shape  # methods that also take their tuple as separate arguments
 
 
 def info_of(value: Any) -> Info:
@@ -223,7 +224,20 @@ class Batcher:
                           "build the result with np.where, np.concatenate or np.stack instead")
 
     def effect(self, stmt: gast.Expr, env: dict) -> list[str]:
-        """A call made for its effect runs once per example, as a loop over the examples would."""
+        """A call made for its effect runs once per example, as a loop over the examples would; a method
+        of a local value (``parts.append(v)``) changes that value, the same for every example if nothing
+        batched takes part, and is refused otherwise."""
+        call = stmt.value
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute):
+            base = call.func.value
+            while isinstance(base, (gast.Attribute, gast.Subscript)):
+                base = base.value
+            if isinstance(base, gast.Name) and base.id in self._locals:
+                value = self.expr(call, env)
+                if is_batched(value.info) or value.code != _code(call) and "for " in value.code:
+                    raise self.refuse(stmt, "changing a local value with a batched value",
+                                      "build lists of batched values as a display [a, b] or with np.stack")
+                return [_code(stmt)]
         value = self.expr(stmt.value, env, effect=True)
         return [value.code]
 
@@ -499,12 +513,14 @@ class Batcher:
                 got = self.expr(part, env)
                 batched_index |= is_batched(got.info)
                 codes.append(got.code)
-                kinds.append("int" if isinstance(got.info, Info) and got.info.rank == 0 else "array")
+                # an index of unknown kind (a tuple? a slice object?) means something else with one more axis
+                known = isinstance(got.info, Info) and got.info.rank is not None
+                kinds.append("unknown" if not known else "int" if got.info.rank == 0 else "array")
         if not value.info.batched and not batched_index:
             return Val(f"{_wrap(value.code)}[{', '.join(codes)}]", Info(False, _indexed_rank(value.info.rank, kinds)))
         advanced = [k for k, kind in enumerate(kinds) if kind in ("int", "array")]
         contiguous = not advanced or advanced == list(range(advanced[0], advanced[-1] + 1))
-        if batched_index or not value.info.batched or ("array" in kinds and not contiguous):
+        if batched_index or not value.info.batched or ("array" in kinds and not contiguous) or "unknown" in kinds:
             index_val = Val(f"({', '.join(codes)},)", Info(False, None))
             return self.fallback(node, lambda a: f"{a[0]}[{a[1]}]", [value, index_val], {})
         return Val(f"{_wrap(value.code)}[:, {', '.join(codes)}]", Info(True, _indexed_rank(value.info.rank, kinds)))
@@ -515,15 +531,20 @@ class Batcher:
             return Val(_code(node), info_of(obj))
         value = self.expr(node.value, env)
         if not is_batched(value.info):
-            return Val(f"{_wrap(value.code)}.{node.attr}",
-                       value.info if node.attr in ("T", "real", "imag") else Info(False, None))
+            info = value.info if node.attr in ("T", "real", "imag") else Info(False, None)
+            if node.attr == "shape" and isinstance(value.info, Info) and value.info.rank is not None:
+                info = tuple([Info(False, 0)] * value.info.rank)
+            elif node.attr in ("ndim", "size"):
+                info = Info(False, 0)
+            return Val(f"{_wrap(value.code)}.{node.attr}", info)
         info, code = value.info, _wrap(value.code)
         if node.attr == "T":
             return self.primitive(node, "np.transpose", np.transpose, [value], {}, env)
         if node.attr in ("real", "imag"):
             return Val(f"{code}.{node.attr}", info)
         if node.attr == "shape":
-            return Val(f"np.shape({value.code})[1:]", Info(False, None))
+            axes = Info(False, None) if info.rank is None else tuple([Info(False, 0)] * info.rank)
+            return Val(f"np.shape({value.code})[1:]", axes)
         if node.attr == "ndim":
             return Val(str(info.rank) if info.rank is not None else f"np.ndim({value.code}) - 1", Info(False, 0))
         if node.attr == "size":
@@ -551,6 +572,12 @@ class Batcher:
         func = self.static(node.func)
         args = [self.expr(a, env) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords}
+        if func is _MISSING and isinstance(node.func, gast.Attribute) and node.func.attr in _KEEP_SHAPE:
+            receiver = self.expr(node.func.value, env)
+            if isinstance(receiver.info, Info) and not any(is_batched(a.info) for a in [*args, *kwargs.values()]):
+                shown = _call(f"{_wrap(receiver.code)}.{node.func.attr}", [a.code for a in args],
+                              [f"{k}={v.code}" for k, v in kwargs.items()])
+                return Val(shown, receiver.info)
         if func is _MISSING and isinstance(node.func, gast.Attribute) and node.func.attr in _METHODS:
             receiver = self.expr(node.func.value, env)
             if isinstance(receiver.info, Info) and (receiver.info.batched or receiver.info.rank is not None):
@@ -657,7 +684,7 @@ def _per_example(code: str, info: Any, k: str) -> str:
 
 
 def _indexed_rank(rank: Optional[int], kinds: list[str]) -> Optional[int]:
-    if rank is None or "array" in kinds:
+    if rank is None or "array" in kinds or "unknown" in kinds:
         return None
     return rank - kinds.count("int") + kinds.count("new")
 

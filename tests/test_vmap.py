@@ -1,0 +1,347 @@
+"""adsrc.vmap: every batching rule family against a Python loop of the unbatched function, in_axes and
+out_axes, pytrees, the loop fallback, what is refused, and vmap(grad(...)) against a loop of grad calls
+(lazy and eager) and finite differences."""
+import numpy as np
+import pytest
+
+import adsrc
+from adsrc.errors import InvalidArgument, UnsupportedSyntax
+from gradcheck import numerical_grad
+
+rng = np.random.default_rng(7)
+B = 5
+X = rng.normal(size=(B, 3))  # a batch of vectors
+M = rng.normal(size=(B, 3, 4))  # a batch of matrices
+S = rng.normal(size=B)  # a batch of scalars
+W = rng.normal(size=(4, 3))  # shared
+V = rng.normal(size=3)
+SQ = rng.normal(size=(B, 3, 3)) + 3 * np.eye(3)
+
+
+def _take(value, axis, k):
+    if axis is None:
+        return value
+    if isinstance(value, dict):
+        return {key: _take(v, axis[key] if isinstance(axis, dict) else axis, k) for key, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_take(v, axis[j] if isinstance(axis, (tuple, list)) else axis, k)
+                           for j, v in enumerate(value))
+    return np.take(value, k, axis=axis)
+
+
+def _stack(results):
+    first = results[0]
+    if isinstance(first, dict):
+        return {k: _stack([r[k] for r in results]) for k in first}
+    if isinstance(first, (tuple, list)):
+        return type(first)(_stack([r[j] for r in results]) for j in range(len(first)))
+    return np.stack([np.asarray(r) for r in results])
+
+
+def loop_of(f, in_axes, *args):
+    """What vmap(f, in_axes) should give on B examples: f of each, stacked (the specification)."""
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    return _stack([f(*[_take(a, ax, k) for a, ax in zip(args, axes)]) for k in range(B)])
+
+
+def assert_same(got, expected, rtol=1e-12):
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and list(got) == list(expected)
+        for k in expected:
+            assert_same(got[k], expected[k], rtol)
+    elif isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected) and len(got) == len(expected)
+        for a, b in zip(got, expected):
+            assert_same(a, b, rtol)
+    else:
+        assert np.shape(got) == np.shape(expected), (np.shape(got), np.shape(expected))
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-13)
+
+
+def check(f, in_axes, *args, batched_source=True):
+    got = adsrc.vmap(f, in_axes=in_axes)(*args)
+    assert_same(got, loop_of(f, in_axes, *args))
+    source = adsrc.vmap(f, in_axes=in_axes).source(*args)
+    if batched_source:
+        assert "for k in range" not in source, source
+    return source
+
+
+# ---- rule families ----------------------------------------------------------------------------
+def elementwise_mix(x, s, v):
+    return np.tanh(x) * s + np.exp(-x ** 2) / (1.0 + v ** 2) - np.maximum(x, v) + np.where(x > 0, x, s)
+
+
+def test_elementwise_ufuncs_align_ranks_after_the_batch_axis():
+    source = check(elementwise_mix, (0, 0, None), X, S, V)
+    assert "s[:, None]" in source  # a per-example scalar meets per-example vectors
+
+
+def clipped(x, m):
+    return np.clip(x[:, None], -0.5, 0.5) + np.abs(m) ** 0.5 - (x[:, None] * m) % 1.0 + np.sin(m[0])
+
+
+def test_broadcasting_between_batched_values_of_different_ranks():
+    check(clipped, 0, X, rng.normal(size=(B, 3, 4)))
+
+
+@pytest.mark.parametrize("reduce", [
+    lambda m: np.sum(m), lambda m: np.sum(m, axis=0), lambda m: np.sum(m, axis=-1), lambda m: np.mean(m, axis=(0, 1)),
+    lambda m: np.max(m, axis=1, keepdims=True), lambda m: np.std(m, axis=0, ddof=1), lambda m: np.var(m),
+    lambda m: np.prod(m, 0), lambda m: np.argmax(m, axis=1), lambda m: np.min(m), lambda m: m.sum(axis=1),
+    lambda m: m.mean(), lambda m: np.any(m > 0, axis=0), lambda m: np.median(m, axis=1),
+], ids=lambda f: str(f.__code__.co_firstlineno))
+def test_reductions_shift_their_axes(reduce):
+    check(reduce, 0, M)
+
+
+@pytest.mark.parametrize("product,axes,args", [
+    (lambda a, b: a @ b, (0, None), (M, rng.normal(size=(4, 2)))),  # batched matrix @ shared matrix
+    (lambda a, b: a @ b, (0, None), (X, W.T)),  # batched vector @ shared matrix
+    (lambda a, b: a @ b, (None, 0), (W, X)),  # shared matrix @ batched vector
+    (lambda a, b: a @ b, (None, 0), (V, X)),  # vector dot
+    (lambda a, b: a @ b, (None, 0), (rng.normal(size=(2, 3)), M)),
+    (lambda a, b: a @ b, (0, 0), (M, np.swapaxes(M, 1, 2))),  # both batched matrices
+    (lambda a, b: a @ b, (0, 0), (M, rng.normal(size=(B, 4)))),  # batched matrix @ batched vector
+    (lambda a, b: a @ b, (0, 0), (X, M)),  # batched vector @ batched matrix
+    (lambda a, b: np.dot(a, b), (0, 0), (X, X)),  # batched vector . batched vector
+    (lambda a, b: np.matmul(a, b), (None, 0), (W, X)),
+    (lambda a, b: np.dot(a, b), (None, 0), (W, X)),
+], ids=range(11))
+def test_matrix_products(product, axes, args):
+    check(product, axes, *args)
+
+
+@pytest.mark.parametrize("layout", [
+    lambda m: m.T, lambda m: np.transpose(m), lambda m: np.transpose(m, (1, 0)), lambda m: np.reshape(m, (2, 6)),
+    lambda m: m.reshape(12), lambda m: m.reshape(4, 3), lambda m: np.ravel(m), lambda m: np.expand_dims(m, 1),
+    lambda m: np.expand_dims(m, -1), lambda m: np.swapaxes(m, 0, 1), lambda m: m[1], lambda m: m[:, 2],
+    lambda m: m[None, ..., 0], lambda m: m[1:, ::2], lambda m: m[np.array([0, 2, 2])],
+    lambda m: m[0, np.array([1, 3])], lambda m: m.shape[0] * m, lambda m: len(m) + m.ndim + m.size + m,
+], ids=lambda f: str(f.__code__.co_firstlineno))
+def test_layout_and_indexing(layout):
+    check(layout, 0, M)
+
+
+def joins(x, m):
+    a = np.concatenate([x, np.ones(3), x * 2.0])
+    b = np.stack([x, V], axis=1)
+    c = np.stack((x, x), axis=-1)
+    return np.einsum("ij,i->j", m, x), a, b, c, np.einsum("ij,ij->", m, m)
+
+
+def test_concatenate_stack_and_einsum():
+    check(joins, 0, X, M)
+
+
+def test_linear_algebra_of_stacks():
+    check(lambda a, v: np.linalg.inv(a) @ v + np.linalg.det(a), (0, 0), SQ, X)
+
+
+def helper(a, w):
+    return np.tanh(w @ a)
+
+
+def uses_helper(x, w):
+    return helper(x, w) + helper(2.0 * x, w)
+
+
+def test_a_user_function_it_calls_is_batched_too():
+    source = check(uses_helper, (0, None), X, W)
+    assert "helper_vmap(" in source
+
+
+# ---- statements ---------------------------------------------------------------------------------
+def loops_and_branches(x, n, flag):
+    total = 0.0  # unbatched at first, batched after the first pass
+    for i in range(n):
+        total = total + np.sin(x * i)
+    if flag:
+        total = total * 2.0
+    else:
+        total = -total
+    a, b = x[0], x[1:]
+    for row in np.stack([x, x ** 2]):
+        total = total + row
+    return total + a + np.sum(b)
+
+
+def test_loops_branches_and_unpacking():
+    for flag in (True, False):
+        check(lambda x, n: loops_and_branches(x, n, flag), (0, None), X, 3)
+
+
+def several_returns(x, which):
+    if which:
+        return 1.0
+    return np.sum(x)
+
+
+def test_returns_of_different_kinds_meet():
+    for which in (True, False):
+        check(lambda x: several_returns(x, which), 0, X)
+
+
+# ---- in_axes and out_axes ----------------------------------------------------------------------
+def pair(x, w):
+    return w @ x, np.sum(x)
+
+
+def test_in_axes_other_axes_and_negative():
+    check(pair, (1, None), X.T.copy(), W)
+    check(pair, (-1, None), X.T.copy(), W)
+
+
+def test_out_axes_and_unbatched_outputs():
+    got = adsrc.vmap(pair, in_axes=(0, None), out_axes=(1, 0))(X, W)
+    np.testing.assert_allclose(got[0], (X @ W.T).T, rtol=1e-12)
+    shared = adsrc.vmap(lambda x, w: (np.sum(x), np.sum(w)), in_axes=(0, None), out_axes=(0, None))(X, W)
+    assert shared[1] == np.sum(W)
+    repeated = adsrc.vmap(lambda x, w: np.sum(w), in_axes=(0, None))(X, W)
+    np.testing.assert_allclose(repeated, np.full(B, np.sum(W)))
+    with pytest.raises(InvalidArgument, match="out_axes is None"):
+        adsrc.vmap(pair, in_axes=(0, None), out_axes=None)(X, W)
+
+
+def test_axis_size_when_nothing_is_batched():
+    got = adsrc.vmap(lambda w: w * 2.0, in_axes=None, axis_size=3)(V)
+    np.testing.assert_allclose(got, np.stack([V * 2.0] * 3))
+    with pytest.raises(InvalidArgument, match="axis_size"):
+        adsrc.vmap(lambda w: w, in_axes=None)(V)
+
+
+def tree_model(params, data):
+    h = np.tanh(params["w"] @ data[0] + params["b"])
+    return {"out": h * data[1], "norm": np.sum(h ** 2)}
+
+
+def test_pytrees_of_arguments_axes_and_results():
+    params = {"w": W, "b": rng.normal(size=4)}
+    data = (X, S)
+    check(tree_model, (None, 0), params, data)
+    per_leaf = {"w": None, "b": 0}
+    bs = rng.normal(size=(B, 4))
+    check(tree_model, ({"w": None, "b": 0}, (0, 0)), {"w": W, "b": bs}, data)
+    assert per_leaf  # the axes tree matches the dict's keys
+    with pytest.raises(InvalidArgument, match="does not match"):
+        adsrc.vmap(tree_model, in_axes=({"w": None}, 0))(params, data)
+
+
+# ---- the loop fallback -------------------------------------------------------------------------
+def no_rule(x, w):
+    spectrum = np.abs(np.fft.fft(x))  # np.fft.fft has no batching rule
+    return np.sum(spectrum) * (w @ np.cos(x))
+
+
+def test_a_primitive_without_a_rule_runs_once_per_example():
+    source = check(no_rule, (0, None), X, W, batched_source=False)
+    assert "np.stack([np.fft.fft(x[k]) for k in range(batch_size)])" in source
+    assert "w @ np.cos(x)" not in source  # everything else is batched
+
+
+def printing(x):
+    print("example", np.sum(x))
+    return x
+
+
+def test_a_call_made_for_its_effect_runs_once_per_example(capsys):
+    adsrc.vmap(printing)(X)
+    assert capsys.readouterr().out.count("example") == B
+
+
+# ---- refused --------------------------------------------------------------------------------------
+def batched_if(x):
+    if np.sum(x) > 0:
+        return x
+    return -x
+
+
+def batched_while(x):
+    while np.sum(x) < 10:
+        x = x * 2.0
+    return x
+
+
+def writes(x):
+    y = np.zeros(3)
+    y[0] = x[0]
+    return y
+
+
+def ands(x):
+    return np.sum(x) > 0 and np.sum(x) < 1
+
+
+def draws(x):
+    return x + np.random.normal()
+
+
+@pytest.mark.parametrize("f,what", [(batched_if, "if statement"), (batched_while, "while loop"),
+                                    (writes, "writing into"), (ands, "and"), (draws, "random")],
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_control_flow_on_batched_values_and_writes_are_refused_naming_the_line(f, what):
+    with pytest.raises(UnsupportedSyntax, match=what) as info:
+        adsrc.vmap(f)(X)
+    assert "test_vmap.py:" in str(info.value)
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(InvalidArgument, match="batch sizes"):
+        adsrc.vmap(pair)(X, rng.normal(size=(B + 1, 3)))
+    with pytest.raises(InvalidArgument, match="entries"):
+        adsrc.vmap(pair, in_axes=(0,))(X, W)
+    with pytest.raises(InvalidArgument, match="out of range"):
+        adsrc.vmap(pair, in_axes=(2, None))(X, W)
+    with pytest.raises(InvalidArgument, match="in_axes"):
+        adsrc.vmap(pair, in_axes="0")
+
+
+# ---- with grad ------------------------------------------------------------------------------------
+def mlp_loss(params, x, y):
+    h = np.tanh(params["W1"] @ x + params["b1"])
+    out = params["W2"] @ h + params["b2"]
+    return 0.5 * np.sum((out - y) ** 2)
+
+
+def _mlp(batch=B):
+    params = {"W1": rng.normal(size=(6, 3)), "b1": rng.normal(size=6), "W2": rng.normal(size=(2, 6)),
+              "b2": rng.normal(size=2)}
+    return params, rng.normal(size=(batch, 3)), rng.normal(size=(batch, 2))
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_per_example_gradients_of_an_mlp_equal_a_loop_of_grad_calls(eager):
+    params, xs, ys = _mlp()
+    with adsrc.eager_unthunk(eager):
+        got = adsrc.vmap(adsrc.grad(mlp_loss), in_axes=(None, 0, 0))(params, xs, ys)
+        expected = _stack([adsrc.grad(mlp_loss)(params, x, y) for x, y in zip(xs, ys)])
+    assert_same(got, expected)
+    # and against central differences, example by example
+    for k in range(2):
+        flat = lambda w1, k=k: mlp_loss({**params, "W1": w1}, xs[k], ys[k])  # noqa: E731
+        np.testing.assert_allclose(got["W1"][k], numerical_grad(flat, (params["W1"],), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_value_and_grad_several_wrt_and_a_batched_parameter(eager):
+    params, xs, ys = _mlp()
+    f = adsrc.value_and_grad(mlp_loss, wrt=(0, 1), eager=eager)
+    values, (dp, dx) = adsrc.vmap(f, in_axes=(None, 0, 0))(params, xs, ys)
+    expected = [f(params, x, y) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(values, [e[0] for e in expected], rtol=1e-12)
+    assert_same(dx, np.stack([e[1][1] for e in expected]))
+    assert_same(dp, _stack([e[1][0] for e in expected]))
+    per = {k: np.broadcast_to(v, (B,) + v.shape).copy() for k, v in params.items()}
+    got = adsrc.vmap(adsrc.grad(mlp_loss, eager=eager), in_axes=(0, 0, 0), out_axes=1)(per, xs, ys)
+    assert_same(got, {k: np.moveaxis(v, 0, 1) for k, v in _stack([adsrc.grad(mlp_loss)(params, x, y)
+                                                                   for x, y in zip(xs, ys)]).items()})
+
+
+def test_what_it_cannot_batch_in_a_derivative_runs_as_a_loop():
+    def cubic(x):
+        return np.sum(x ** 3)
+
+    got = adsrc.vmap(adsrc.grad(adsrc.grad(lambda s: s ** 3)))(S)  # second order: a loop of calls
+    np.testing.assert_allclose(got, 6 * S, rtol=1e-12)
+    aux = adsrc.vmap(adsrc.grad(lambda x: (cubic(x), 1.0), has_aux=True))(X)
+    np.testing.assert_allclose(aux[0], 3 * X ** 2, rtol=1e-12)
