@@ -345,3 +345,96 @@ def test_what_it_cannot_batch_in_a_derivative_runs_as_a_loop():
     np.testing.assert_allclose(got, 6 * S, rtol=1e-12)
     aux = adsrc.vmap(adsrc.grad(lambda x: (cubic(x), 1.0), has_aux=True))(X)
     np.testing.assert_allclose(aux[0], 3 * X ** 2, rtol=1e-12)
+
+
+# ---- the gradient of a function that calls vmap --------------------------------------------------
+def features(w, x):
+    return np.sum(np.tanh(w @ x)), w @ x
+
+
+batched_features = adsrc.vmap(features, in_axes=(None, 0), out_axes=(0, 1))
+
+
+def through_vmap(w, xs):
+    a, b = batched_features(w, xs)
+    return np.sum(a ** 2) + np.sum(np.sin(b))
+
+
+def through_loop(w, xs):
+    return sum(features(w, x)[0] ** 2 + np.sum(np.sin(features(w, x)[1])) for x in xs)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_the_gradient_of_a_function_that_calls_vmap_matches_differences(eager):
+    w, xs = 0.3 * W, X
+    np.testing.assert_allclose(through_vmap(w, xs), through_loop(w, xs), rtol=1e-12)
+    dw, dxs = adsrc.grad(through_vmap, wrt=(0, 1), eager=eager)(w, xs)
+    np.testing.assert_allclose(dw, numerical_grad(through_loop, (w, xs), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dxs, numerical_grad(through_loop, (w, xs), 1), rtol=1e-6, atol=1e-8)
+
+
+shared_output = adsrc.vmap(lambda w, x: (np.sum(w * x), np.sum(w)), in_axes=(None, 0))
+
+
+def through_shared(w, xs):
+    a, b = shared_output(w, xs)
+    return np.sum(a) * np.sum(b)  # b is the same for every example: repeated, so its cotangent is summed
+
+
+def test_a_repeated_output_sums_its_cotangent():
+    dw = adsrc.grad(through_shared)(V, X)
+    expected = numerical_grad(lambda w: np.sum(X @ w) * B * np.sum(w), (V,), 0)
+    np.testing.assert_allclose(dw, expected, rtol=1e-6)
+
+
+# ---- what the transform must not take for something else -----------------------------------------
+def index_by_a_tuple(m, where):
+    return m[where]  # a tuple index picks one element per example, not rows
+
+
+def single_where(x):
+    return np.where(x > 0)[0]  # indices: their count differs from example to example
+
+
+def appends(x):
+    parts = []
+    parts.append(x)
+    return parts[0]
+
+
+SCALE = 2.0
+
+
+def reads_a_global(x):
+    return SCALE * x
+
+
+def test_a_tuple_index_and_np_where_of_one_argument_run_per_example():
+    check(lambda m: index_by_a_tuple(m, (1, 2)), 0, M, batched_source=False)
+    xs = np.array([[1.0, -1.0, 2.0], [-1.0, 3.0, 4.0]])
+    got = adsrc.vmap(single_where)(xs)
+    np.testing.assert_array_equal(got, [[0, 2], [1, 2]])
+    idx = np.array([2, 0, 1, 1, 0])
+    check(lambda m, i: m[i, 1:], (0, 0), M, idx, batched_source=False)  # a batched index
+
+
+def test_changing_a_local_list_with_a_batched_value_is_refused():
+    with pytest.raises(UnsupportedSyntax, match="changing a local value"):
+        adsrc.vmap(appends)(X)
+
+
+def test_globals_are_read_when_the_batched_function_runs():
+    global SCALE
+    batched = adsrc.vmap(reads_a_global)
+    np.testing.assert_allclose(batched(X), 2.0 * X)
+    SCALE = 3.0
+    try:
+        np.testing.assert_allclose(batched(X), 3.0 * X)
+    finally:
+        SCALE = 2.0
+
+
+def test_outputs_never_share_memory_with_the_arguments():
+    out = adsrc.vmap(lambda x: x)(X)
+    assert not np.shares_memory(out, X)
+    np.testing.assert_array_equal(out, X)

@@ -25,10 +25,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..backend.codegen import load
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, SourceUnavailable
 from ..frontend.parse import closure_values, parse_function, signature_of
 from ..rules.batching import Info, is_batched
 from ..transforms.batching import NUMPY_NAME, Batcher, info_of
+from ..values import part, unthunk, zero
 from .derivative import Derivative
 from .primitives import callable_for
 
@@ -75,7 +76,33 @@ class Vmapped:
         if info is None:  # run as a loop of calls: every output leaf is batched
             out = _loop(func, moved, axes, size)
             info = _all_batched(out)
-        return _move_out(out, info, self.out_axes, size, func)
+        return _owned(_move_out(out, info, self.out_axes, size, func), values)
+
+    def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
+        """Called inside a differentiated function: ``(self(*args), pullback)``. The pullback is that of
+        the batched function (adsrc differentiates its source), between the axis moves of the arguments
+        and of the outputs, whose pullbacks move the axes back (and sum a repeated output's cotangent)."""
+        from .gradients import vjp
+
+        func = self.func
+        if isinstance(func, Derivative):
+            raise func.refuse("the gradient of adsrc.vmap", "differentiate vmap of the function itself")
+        values, axes = _bind(func, args, {}, self.in_axes)
+        size = _batch_size(values, axes, self.axis_size, func)
+        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        function = callable_for(func)
+        if not inspect.isfunction(function) or not all(_plain_structure(v) for v in moved):
+            raise InvalidArgument(f"the gradient of adsrc.vmap({_name(func)}): adsrc differentiates a vmap of a "
+                                  f"Python function of arrays, tuples, lists and dicts")
+        done = _compiled(function, [_infos(v, a) for v, a in zip(moved, axes)])
+        value, pullback = vjp(done.function, *moved, wrt=tuple(wrt), eager=eager)
+        out = _owned(_move_out(value, done.info, self.out_axes, size, func), values)
+
+        def batched_pullback(cotangent: Any) -> tuple:
+            grads = pullback(_move_back(unthunk(cotangent), value, done.info, self.out_axes))
+            return tuple(_unmove(g, axes[i]) for g, i in zip(grads, wrt))
+
+        return out, batched_pullback
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The batched function's source for arguments like ``args``."""
@@ -289,7 +316,10 @@ def _nested(func: Callable, infos: list) -> Optional[tuple[Callable, Any]]:
 def _plain_call(func: Callable, moved: list, axes: list) -> tuple[Any, Any]:
     if not inspect.isfunction(func) or not all(_plain_structure(v) for v in moved):
         return None, None
-    done = _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)])
+    try:
+        done = _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)])
+    except SourceUnavailable:  # a function adsrc cannot read runs once per example
+        return None, None
     return done.function(*moved), done.info
 
 
@@ -340,9 +370,9 @@ def _repeat(value: Any, axes: Axes, size: int) -> Any:
     if type(value) in (tuple, list):
         return type(value)(_repeat(v, axes[k] if isinstance(axes, (tuple, list)) else axes, size)
                            for k, v in enumerate(value))
-    if axes is not None:
+    if axes is not None or value is None:
         return value
-    array = np.asarray(value, dtype=np.result_type(value, np.float64))
+    array = np.asarray(value)  # an int stays an int, for grad to refuse as a loop of grad calls would
     return np.broadcast_to(array, (size,) + array.shape).copy()
 
 
@@ -369,6 +399,51 @@ def _loop(func: Callable, moved: list, axes: list, size: int) -> Any:
         raise InvalidArgument(f"vmap of {_name(func)}: the examples' results have different structures")
     leaves = [np.stack([np.asarray(f[0][j]) for f in flat]) for j in range(len(flat[0][0]))]
     return tree_unflatten(structure, leaves)
+
+
+def _owned(out: Any, args: list) -> Any:
+    """The outputs, each its own array: one that is a view of an argument (``return x``) is copied, as
+    stacking the examples' results would."""
+    from .trees import tree_flatten, tree_unflatten
+
+    inputs = [a for a in tree_flatten(args)[0] if isinstance(a, np.ndarray)]
+    leaves, structure = tree_flatten(out)
+    if not any(isinstance(leaf, np.ndarray) and any(np.may_share_memory(leaf, a) for a in inputs)
+               for leaf in leaves):
+        return out
+    return tree_unflatten(structure, [leaf.copy() if isinstance(leaf, np.ndarray) and
+                                      any(np.may_share_memory(leaf, a) for a in inputs) else leaf
+                                      for leaf in leaves])
+
+
+def _move_back(g: Any, value: Any, info: Any, axes: Axes) -> Any:
+    """The pullback of ``_move_out``: a cotangent of the output given back in the batched function's
+    layout (batch axis first; summed over the examples for an output that was repeated)."""
+    if g is zero:
+        return zero
+    if isinstance(value, dict):
+        return {k: _move_back(part(g, k), v, info[k] if isinstance(info, dict) else info,
+                              axes[k] if isinstance(axes, dict) else axes) for k, v in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_move_back(part(g, j), v, info[j] if isinstance(info, (tuple, list)) else info,
+                                      axes[j] if isinstance(axes, (tuple, list)) else axes)
+                           for j, v in enumerate(value))
+    g = unthunk(g)
+    if axes is None:
+        return g
+    front = np.moveaxis(np.asarray(g), axes, 0)
+    return front if is_batched(info) else np.sum(front, axis=0)
+
+
+def _unmove(g: Any, axes: Axes) -> Any:
+    """The pullback of ``_move_in``: an argument's gradient with its batch axis back where it was."""
+    if g is zero or axes is None or axes == 0 and not isinstance(g, (dict, tuple, list)):
+        return g
+    if isinstance(g, dict):
+        return type(g)({k: _unmove(v, axes[k] if isinstance(axes, dict) else axes) for k, v in g.items()})
+    if isinstance(g, (tuple, list)):
+        return type(g)(_unmove(v, axes[j] if isinstance(axes, (tuple, list)) else axes) for j, v in enumerate(g))
+    return np.moveaxis(unthunk(g), 0, axes)
 
 
 def _all_batched(value: Any) -> Any:

@@ -521,9 +521,25 @@ class Batcher:
         advanced = [k for k, kind in enumerate(kinds) if kind in ("int", "array")]
         contiguous = not advanced or advanced == list(range(advanced[0], advanced[-1] + 1))
         if batched_index or not value.info.batched or ("array" in kinds and not contiguous) or "unknown" in kinds:
-            index_val = Val(f"({', '.join(codes)},)", Info(False, None))
+            index_val = self._index_value(index, parts, env)  # batched parts taken example by example too
             return self.fallback(node, lambda a: f"{a[0]}[{a[1]}]", [value, index_val], {})
         return Val(f"{_wrap(value.code)}[:, {', '.join(codes)}]", Info(True, _indexed_rank(value.info.rank, kinds)))
+
+    def _index_value(self, index: gast.AST, parts: list, env: dict) -> Val:
+        vals = []
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                bounds = [self.expr(b, env) if b is not None else Val("None", Info(False, None))
+                          for b in (part.lower, part.upper, part.step)]
+                if any(is_batched(b.info) for b in bounds):
+                    raise self.refuse(part, "a slice with batched bounds", "the examples' results would differ in "
+                                                                          "shape; slice before the call")
+                vals.append(Val(f"slice({', '.join(b.code for b in bounds)})", Info(False, None)))
+            else:
+                vals.append(self.expr(part, env))
+        if not isinstance(index, gast.Tuple):
+            return vals[0]
+        return Display(f"({', '.join(v.code for v in vals)},)", tuple(v.info for v in vals), tuple(vals))
 
     def attribute(self, node: gast.Attribute, env: dict) -> Val:
         obj = self.static(node)
