@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 import adsrc
+from adsrc.api.vmap import _compiled, _infos, _move_in
 from adsrc.errors import InvalidArgument, UnsupportedSyntax
+from adsrc.rules.batching import Info
 from gradcheck import numerical_grad
 
 rng = np.random.default_rng(7)
@@ -58,9 +60,26 @@ def assert_same(got, expected, rtol=1e-12):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-13)
 
 
+def _claims(info, expected):
+    """The transform's claims of each output's rank per example are true."""
+    if isinstance(info, Info):
+        if info.rank is not None and not isinstance(expected, (tuple, list, dict)):
+            assert np.ndim(expected) - 1 == info.rank, (info, np.shape(expected))
+    elif isinstance(info, dict):
+        for k in info:
+            _claims(info[k], expected[k])
+    else:
+        for i, e in zip(info, expected):
+            _claims(i, e)
+
+
 def check(f, in_axes, *args, batched_source=True):
     got = adsrc.vmap(f, in_axes=in_axes)(*args)
-    assert_same(got, loop_of(f, in_axes, *args))
+    expected = loop_of(f, in_axes, *args)
+    assert_same(got, expected)
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    moved = [_move_in(a, ax) for a, ax in zip(args, axes)]
+    _claims(_compiled(f, [_infos(v, ax) for v, ax in zip(moved, axes)]).info, expected)
     source = adsrc.vmap(f, in_axes=in_axes).source(*args)
     if batched_source:
         assert "for k in range" not in source, source
@@ -107,7 +126,9 @@ def test_reductions_shift_their_axes(reduce):
     (lambda a, b: np.dot(a, b), (0, 0), (X, X)),  # batched vector . batched vector
     (lambda a, b: np.matmul(a, b), (None, 0), (W, X)),
     (lambda a, b: np.dot(a, b), (None, 0), (W, X)),
-], ids=range(11))
+    (lambda a, b: (np.dot(a, b) - 1.0) * a, (0, 0), (X, X)),  # a number per example, then a vector again
+    (lambda a, b: (a @ b - 1.0) * b, (None, 0), (V, X)),
+], ids=range(13))
 def test_matrix_products(product, axes, args):
     check(product, axes, *args)
 
@@ -438,3 +459,14 @@ def test_outputs_never_share_memory_with_the_arguments():
     out = adsrc.vmap(lambda x: x)(X)
     assert not np.shares_memory(out, X)
     np.testing.assert_array_equal(out, X)
+
+
+def test_the_benchmark_runs_and_checks_its_two_ways_agree(capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import vmap_per_example
+
+    vmap_per_example.main(["--quick"])  # asserts the two ways agree to 1e-12; times nothing it checks
+    assert "| lazy |" in capsys.readouterr().out

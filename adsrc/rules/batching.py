@@ -45,6 +45,10 @@ class Info:
     batched: bool
     rank: Optional[int]
 
+    def __post_init__(self) -> None:
+        if self.rank is not None and self.rank < 0:  # a rule's mistake, caught before any code is made
+            raise ValueError(f"a batching rule gave a negative rank ({self.rank})")
+
 
 @dataclass(frozen=True)
 class Val:
@@ -205,16 +209,16 @@ _LOGSUMEXP = _reduction(("a", "axis", "b", "keepdims"))
 def _like(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
     """A function whose result has its first argument's shape (zeros_like, copy, asarray, ...)."""
     if not args or not isinstance(args[0].info, Info) or any(is_batched(a.info) for a in args[1:]) \
-            or any(is_batched(v.info) for v in kwargs.values()):
-        return None
+            or any(is_batched(v.info) for v in kwargs.values()) or set(kwargs) - {"dtype", "order"}:
+        return None  # shape= or subok= would change what comes back
     return Val(_original(name, args, kwargs), args[0].info)
 
 
 def _array(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
     """np.array / np.asarray: a literal's rank, an array's info, a display of unbatched values of one rank
     one more axis; a display holding batched values is left to the loop."""
-    if not args or any(is_batched(v.info) for v in kwargs.values()):
-        return None
+    if not args or len(args) > 2 or set(kwargs) - {"dtype", "copy"} or any(is_batched(v.info) for v in kwargs.values()):
+        return None  # ndmin= would change the rank
     first = args[0]
     if isinstance(first.info, Info):
         return Val(_original(name, args, kwargs), first.info)
@@ -232,7 +236,11 @@ def _array(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Opt
 
 
 def _matmul_rank(a: int, b: int) -> int:
-    return max(a, b) - (a == 1) - (b == 1) if min(a, b) >= 1 else max(a, b)
+    """The rank of ``x @ y`` for operands of ranks ``a`` and ``b`` (both at least one): a vector operand
+    loses its axis, two vectors give a number."""
+    if a == 1 and b == 1:
+        return 0
+    return max(a, b) - (a == 1) - (b == 1)
 
 
 def _matmul(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
@@ -370,6 +378,10 @@ def _created(rank: Optional[int]) -> Rule:
         shape = literal(args[0]) if args else literal(kwargs.get("shape", Val("None", None)))
         known = rank if rank is not None else (1 if isinstance(shape, int) else
                                                len(shape) if isinstance(shape, tuple) else None)
+        if rank is not None and not all(isinstance(v.info, Info) and v.info.rank == 0
+                                        for v in [*args, *kwargs.values()] if v.code not in ("None", "True", "False")
+                                        and not (v.code.startswith(("'", '"')))):
+            known = None  # np.linspace(a, b) of arrays a and b has more axes; so may anything given arrays
         return Val(_original(name, args, kwargs), Info(False, known))
     return rule
 

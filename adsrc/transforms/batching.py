@@ -109,7 +109,7 @@ class Batcher:
         first = self._first_batched(names)
         used = any(re.search(rf"\b{self.size}\b", line) for line in body)
         head = [f"{self.size} = np.shape({first})[0]"] if first and used else []
-        name = (node.name if node.name.isidentifier() else "f") + "_vmap"
+        name = (node.name.rstrip("_") if node.name.isidentifier() else "f") + "_vmap"
         lines = [f"def {name}({', '.join(names)}):", *_indent(head + body)]
         source = ast.unparse(ast.parse("\n".join(lines))) + "\n"
         return source, result, self.bindings
@@ -656,9 +656,15 @@ class Batcher:
                 self.bindings[bound] = function
                 return Val(f"{bound}({', '.join(a.code for a in args)})", info)
         names = list(kwargs)
-        return self.fallback(node, lambda a: _call(name, a[:len(args)], [f"{k}={v}" for k, v in
-                                                                         zip(names, a[len(args):])], raw=True),
-                             [*args, *kwargs.values()], {})
+        looped = self.fallback(node, lambda a: _call(name, a[:len(args)], [f"{k}={v}" for k, v in
+                                                                           zip(names, a[len(args):])], raw=True),
+                               [*args, *kwargs.values()], {})
+        if rule is not None:  # the rule may still know the rank of one example's result
+            one = rule(name, [_one_example(a) for a in wrapped], {k: _one_example(v) for k, v in kw.items()},
+                       self.size)
+            if one is not None and isinstance(one.info, Info):
+                return Val(looped.code, Info(True, one.info.rank))
+        return looped
 
     def fallback(self, node: gast.AST, build: Callable[[list[str]], str], args: list[Val], kwargs: dict,
                  effect: bool = False) -> Val:
@@ -687,6 +693,21 @@ class Batcher:
 
 def _call(name: str, args: list[str], keywords: list[str], raw: bool = False) -> str:
     return f"{name}({', '.join(list(args) + list(keywords))})"
+
+
+def _unbatched(info: Any) -> Any:
+    if isinstance(info, Info):
+        return Info(False, info.rank)
+    if isinstance(info, dict):
+        return {k: _unbatched(v) for k, v in info.items()}
+    return type(info)(_unbatched(v) for v in info)
+
+
+def _one_example(val: Val) -> Val:
+    """``val`` as one example sees it: the same source and ranks, nothing batched."""
+    if isinstance(val, Display):
+        return Display(val.code, _unbatched(val.info), tuple(_one_example(p) for p in val.parts))
+    return Val(val.code, _unbatched(val.info))
 
 
 def _per_example(code: str, info: Any, k: str) -> str:
