@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..backend.codegen import load
-from ..errors import InvalidArgument, SourceUnavailable
+from ..errors import InvalidArgument, SourceUnavailable, UnsupportedSyntax
 from ..frontend.parse import closure_values, parse_function, signature_of
 from ..rules.batching import Info, is_batched
 from ..transforms.batching import NUMPY_NAME, Batcher, info_of
@@ -33,7 +33,7 @@ from ..values import part, unthunk, zero
 from .derivative import Derivative
 from .primitives import callable_for
 
-__all__ = ["vmap", "Vmapped"]
+__all__ = ["vmap", "Vmapped", "vjp_rows"]
 
 Axes = Any  # an int, None, or a tuple/list/dict of them
 
@@ -266,10 +266,10 @@ def _plain_structure(value: Any) -> bool:
 class _Compiled:
     """A batched function, what is known of its result, its source, and the loaded module that keeps
     that source readable (adsrc differentiates it through its source, for grad and vmap together)."""
-    __slots__ = ("function", "info", "source", "module")
+    __slots__ = ("function", "info", "source", "module", "loops")
 
-    def __init__(self, function: Callable, info: Any, source: str, module: Any):
-        self.function, self.info, self.source, self.module = function, info, source, module
+    def __init__(self, function: Callable, info: Any, source: str, module: Any, loops: int):
+        self.function, self.info, self.source, self.module, self.loops = function, info, source, module, loops
 
 
 _cache: dict[Any, _Compiled] = {}
@@ -284,7 +284,8 @@ def _compiled(func: Callable, infos: list) -> _Compiled:
     _building.add(key)
     try:
         parsed = parse_function(func)
-        source, info, bindings = Batcher(parsed, infos, _nested).source()
+        batcher = Batcher(parsed, infos, _nested)
+        source, info, bindings = batcher.source()
     finally:
         _building.discard(key)
     # The batched function reads the user's globals as they are when it runs (not a copy): it is made
@@ -296,7 +297,7 @@ def _compiled(func: Callable, infos: list) -> _Compiled:
                       *(f"    {line}\n" for line in source.splitlines()), f"    return {name}\n"])
     loaded = load(module, f"vmap of {parsed.name}", {}, maker)
     live = types.FunctionType(loaded.__code__, getattr(func, "__globals__", {}), maker)
-    done = _Compiled(live(**bound), info, source, loaded)
+    done = _Compiled(live(**bound), info, source, loaded, batcher.loops)
     _cache[key] = done
     return done
 
@@ -310,7 +311,7 @@ def _nested(func: Callable, infos: list) -> Optional[tuple[Callable, Any]]:
     if len(infos) != len(signature_of(func).parameters):
         return None
     done = _compiled(func, infos)
-    return done.function, done.info
+    return done.function, done.info, done.loops
 
 
 def _plain_call(func: Callable, moved: list, axes: list) -> tuple[Any, Any]:
@@ -374,6 +375,59 @@ def _repeat(value: Any, axes: Axes, size: int) -> Any:
         return value
     array = np.asarray(value)  # an int stays an int, for grad to refuse as a loop of grad calls would
     return np.broadcast_to(array, (size,) + array.shape).copy()
+
+
+# ---- Jacobians ---------------------------------------------------------------------------------
+_row_makers: dict[Any, Any] = {}
+
+
+def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tuple[Any, tuple]]:
+    """``(func(*values), rows)``: for an output that is one float array (or number) of ``m`` elements,
+    the gradient of each of its elements with respect to each argument in ``wrt``, each with a leading
+    axis of ``m``, all from one batched sweep (vmap of the gradient of ``sum(func(...) * cotangent)``
+    over the ``m`` unit cotangents). None where that would loop over any call (jacobian then pulls back
+    one unit cotangent at a time).
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.array([1.0, 2.0]) * x ** 2
+    >>> value, (rows,) = vjp_rows(f, [np.array([3.0, 4.0])], (0,))
+    >>> rows.tolist()
+    [[6.0, 0.0], [0.0, 16.0]]
+    """
+    from .gradients import grad
+
+    if not inspect.isfunction(func) or not all(_plain_structure(v) for v in values):
+        return None
+    value = func(*values)
+    if not isinstance(value, (float, np.floating, np.ndarray)) or np.asarray(value).dtype.kind != "f" \
+            or np.size(value) == 0:
+        return None
+    maker = _row_makers.get(func)
+    if maker is None:
+        names = [f"arg{i}" for i in range(len(values))]
+        called = func.__name__ if func.__name__.isidentifier() and func.__name__ not in (
+            *names, "cotangent", NUMPY_NAME) else "function"
+        source = (f"def {called}_rows({', '.join(names)}, cotangent):\n"
+                  f"    return np.sum({called}({', '.join(names)}) * cotangent)\n")
+        maker = load(source, f"jacobian of {_name(func)}", {NUMPY_NAME: np, called: func}, f"{called}_rows")
+        _row_makers[func] = maker
+    size = np.size(value)
+    units = np.eye(size).reshape((size,) + np.shape(value))
+    axes = [None] * len(values) + [0]
+    moved = [_repeat(v, None, size) if i in wrt else v for i, v in enumerate(values)] + [units]
+    infos = [_infos(v, 0 if i in wrt or i == len(values) else None) for i, v in enumerate(moved)]
+    try:
+        done = _compiled(maker, infos)
+    except (SourceUnavailable, UnsupportedSyntax):
+        return None
+    if done.loops or done.info != Info(True, 0):
+        return None
+    key = (maker, tuple(wrt), len(values))
+    batched = _row_makers.get(key)
+    if batched is None:
+        batched = _row_makers[key] = Vmapped(grad(maker, wrt=tuple(wrt)), tuple(axes), 0, None)
+    return value, batched(*values, units)
 
 
 # ---- the loop fallback and the outputs ------------------------------------------------------------

@@ -228,6 +228,8 @@ def _array(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Opt
             return Val(_original(name, args, kwargs), Info(False, np.ndim(value)))
         except ValueError:  # ragged
             return None
+    if isinstance(first, Display) and is_batched(first.info) and len(args) == 1 and not kwargs:
+        return _joined(True)("np.stack", [first], {}, size)  # a display of batched values: stacked per example
     if is_batched(first.info) or isinstance(first.info, dict):
         return None
     ranks = {m.rank if isinstance(m, Info) else None for m in first.info}

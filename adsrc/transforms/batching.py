@@ -72,7 +72,7 @@ def _wrap(code: str) -> str:
 
 class Batcher:
     """One function's batched source. ``nested(func, infos)`` batches a called user function, returning
-    ``(function, info of its result)`` or None; ``batcher.source()`` gives ``(source, result info,
+    ``(function, info of its result, its loop fallbacks)`` or None; ``batcher.source()`` gives ``(source, result info,
     names to bind)``."""
 
     def __init__(self, parsed: Parsed, params: list[Any], nested: Callable[[Callable, list], Optional[tuple]]):
@@ -88,6 +88,7 @@ class Batcher:
         self.returns: list[Any] = []
         self.pre: list[str] = []
         self.hoisting = 0  # > 0 inside a conditional expression: nothing may move before the statement
+        self.loops = 0  # calls run once per example (the fallback), in this function and those it batches
 
     # ---- the function ------------------------------------------------------------------------------
     def source(self) -> tuple[str, Any, dict[str, Any]]:
@@ -97,7 +98,7 @@ class Batcher:
                                     "adsrc.vmap writes NumPy as `np` in the batched code")
         names = [a.id for a in node.args.args]
         for _ in range(3):
-            self.returns = []
+            self.returns, self.loops = [], 0
             env = dict(zip(names, self.params))
             body, _ = self.block(node.body, env)
             result = self.returns[0] if self.returns else Info(False, None)
@@ -651,7 +652,8 @@ class Batcher:
                 .startswith(("numpy", "scipy")):
             done = self.nested(func, [a.info for a in args])
             if done is not None:
-                function, info = done
+                function, info, loops = done
+                self.loops += loops
                 bound = self.fresh(f"{func.__name__}_vmap" if func.__name__.isidentifier() else "f_vmap")
                 self.bindings[bound] = function
                 return Val(f"{bound}({', '.join(a.code for a in args)})", info)
@@ -671,6 +673,7 @@ class Batcher:
         """The documented fallback: the call once per example, its batched arguments computed once before
         the statement, the results stacked."""
         k = self.fresh("k")
+        self.loops += not effect
         codes = []
         for arg in args:
             if not is_batched(arg.info):
