@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import weakref
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -107,8 +108,12 @@ class Vmapped:
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The batched function's source for arguments like ``args``."""
         func = self.func.of if isinstance(self.func, Derivative) else callable_for(self.func)
-        values, axes = _bind(func, args, kwargs, self.in_axes)
+        values, axes = _bind(self.func, args, kwargs, self.in_axes)
+        size = _batch_size(values, axes, self.axis_size, func)
         moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        if isinstance(self.func, Derivative):  # what is differentiated: the arguments in wrt repeated
+            for position in self.func.wrt:
+                moved[position], axes[position] = _repeat(moved[position], axes[position], size), 0
         return _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)]).source
 
 
@@ -272,13 +277,17 @@ class _Compiled:
         self.function, self.info, self.source, self.module, self.loops = function, info, source, module, loops
 
 
-_cache: dict[Any, _Compiled] = {}
+# Per function (held weakly: a vmap of a lambda made in a loop does not keep it), per code and infos.
+_cache: "weakref.WeakKeyDictionary[Callable, dict[Any, _Compiled]]" = weakref.WeakKeyDictionary()
 _building: set = set()
 
 
 def _compiled(func: Callable, infos: list) -> _Compiled:
     key = (func, getattr(func, "__code__", None), repr(infos))
-    found = _cache.get(key)
+    kept = _cache.get(func)
+    if kept is None:
+        kept = _cache[func] = {}
+    found = kept.get(key[1:])
     if found is not None:
         return found
     _building.add(key)
@@ -298,7 +307,7 @@ def _compiled(func: Callable, infos: list) -> _Compiled:
     loaded = load(module, f"vmap of {parsed.name}", {}, maker)
     live = types.FunctionType(loaded.__code__, getattr(func, "__globals__", {}), maker)
     done = _Compiled(live(**bound), info, source, loaded, batcher.loops)
-    _cache[key] = done
+    kept[key[1:]] = done
     return done
 
 
@@ -342,7 +351,10 @@ def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple
         moved[position] = _repeat(moved[position], axes[position], size)
         axes[position] = 0
     infos = [_infos(v, a) for v, a in zip(moved, axes)]
-    done = _compiled(of, infos)
+    try:
+        done = _compiled(of, infos)
+    except SourceUnavailable:
+        return None, None
     if done.info != Info(True, 0):
         return None, None  # not one number per example, as far as the transform can tell: a loop of calls
     key = (done.function, d.wrt, d.many, d.eager)

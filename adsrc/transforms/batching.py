@@ -648,8 +648,8 @@ class Batcher:
             shown = original or _call(name, [a.code for a in args], [f"{k}={v.code}" for k, v in kwargs.items()],
                                       raw=True)
             return Val(shown, Info(False, None))
-        if func is not None and inspect.isfunction(func) and not kwargs and not getattr(func, "__module__", "") \
-                .startswith(("numpy", "scipy")):
+        if func is not None and inspect.isfunction(func) and not kwargs \
+                and not (getattr(func, "__module__", None) or "").startswith(("numpy", "scipy")):
             done = self.nested(func, [a.info for a in args])
             if done is not None:
                 function, info, loops = done
