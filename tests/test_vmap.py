@@ -507,3 +507,42 @@ def test_jacobian_rows_from_one_batched_sweep_equal_a_pullback_per_row(f, args, 
             column = numerical_grad(lambda *a: layer(*a)[1], args, p)
             np.testing.assert_allclose((got[positions.index(p)] if isinstance(wrt, tuple) else got)[1], column,
                                        rtol=1e-6, atol=1e-8)
+
+
+# ---- writes: once for the batch only where once per example would do the same -------------------
+def writes_its_own(x, n):
+    table = np.zeros(3)
+    table[0] = 2.0
+    names = []
+    names.append("w")
+    count = 0
+    for i in range(n):
+        count += 1
+    return x * table[0] + count + len(names)
+
+
+def writes_an_argument(x, shared):
+    shared[0] = shared[0] + 1.0  # once per example would add n, once for the batch 1
+    return x * shared[0]
+
+
+def adds_into_an_argument(x, shared):
+    shared += 1.0
+    return x
+
+
+def appends_to_an_argument(x, log):
+    log.append(1)
+    return x
+
+
+def test_writes_into_values_the_function_made_run_once():
+    check(lambda x: writes_its_own(x, 3), 0, X)
+
+
+@pytest.mark.parametrize("f", [writes_an_argument, adds_into_an_argument, appends_to_an_argument])
+def test_writes_into_what_an_argument_may_share_are_refused(f):
+    shared = np.ones(3) if f is not appends_to_an_argument else []
+    with pytest.raises(UnsupportedSyntax, match="may share"):
+        adsrc.vmap(f, in_axes=(0, None))(X, shared)
+    assert shared == [] if isinstance(shared, list) else np.all(shared == 1.0)

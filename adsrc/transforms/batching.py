@@ -82,6 +82,7 @@ class Batcher:
         self._taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
         self._locals = {n.id for n in gast.walk(parsed.node)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self._own = self._own_values()
         self.size = self.fresh("batch_size")
         self.bindings: dict[str, Any] = {}
         self.forced: Optional[Any] = None  # the result's info every return must give (second pass)
@@ -128,6 +129,46 @@ class Batcher:
 
         return next((c for c in (find(n, i) for n, i in zip(names, self.params)) if c), None)
 
+    def _own_values(self) -> set[str]:
+        """The local names that only ever hold values the function made itself (a literal, a display, an
+        arithmetic result, np.zeros(...), list(...)): no argument shares their memory, so a write into
+        one is the same in every example's own run. Anything else (a parameter, a view, what a call
+        returned) may be shared."""
+        made: dict[str, bool] = {}
+
+        def mark(target: gast.AST, own: bool) -> None:
+            for t in gast.walk(target):  # the names bound (x[i] = v binds none)
+                if isinstance(t, gast.Name) and isinstance(t.ctx, (gast.Store, gast.Param)):
+                    made[t.id] = made.get(t.id, True) and own and t is target
+
+        for n in gast.walk(self.parsed.node):  # x op= y keeps what x holds: a value made here stays one
+            if isinstance(n, gast.Assign):
+                for target in n.targets:
+                    mark(target, self._makes(n.value))
+            elif isinstance(n, gast.AnnAssign):
+                mark(n.target, n.value is not None and self._makes(n.value))
+            elif isinstance(n, (gast.For, gast.comprehension, gast.NamedExpr)):
+                mark(n.target, False)
+            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Param):
+                mark(n, False)
+        return {name for name, own in made.items() if own}
+
+    _CONSTRUCTORS = (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+                     np.full_like, np.copy, np.array, np.arange, np.linspace, np.eye, np.identity, list, dict, set)
+
+    def _makes(self, value: gast.AST) -> bool:
+        if isinstance(value, (gast.Constant, gast.List, gast.Dict, gast.Set, gast.ListComp, gast.DictComp,
+                              gast.SetComp, gast.BinOp, gast.UnaryOp, gast.Compare)):
+            return True
+        if isinstance(value, gast.Call):
+            func = self.static(value.func)
+            try:
+                return any(func is c for c in self._CONSTRUCTORS) and not (
+                    func is np.array and any(k.arg == "copy" for k in value.keywords))
+            except TypeError:
+                return False
+        return False
+
     def fresh(self, base: str) -> str:
         name, count = base, 1
         while name in self._taken:
@@ -166,6 +207,7 @@ class Batcher:
             if is_batched(target.info) or is_batched(value.info):
                 raise self.refuse(stmt, "an augmented assignment of a batched value",
                                   "Python would write into the array in place; write `x = x + y` instead")
+            self._owned_or_refuse(stmt.target, stmt)
             return [_code(stmt)]
         if isinstance(stmt, gast.Return):
             value = self.expr(stmt.value, env) if stmt.value is not None else Val("None", Info(False, None))
@@ -220,6 +262,7 @@ class Batcher:
         place = self.expr(target.value, env) if isinstance(target, (gast.Subscript, gast.Attribute)) else None
         if place is not None and not is_batched(place.info) and not is_batched(value.info) and (
                 not isinstance(target, gast.Subscript) or not is_batched(self.expr(target.slice, env).info)):
+            self._owned_or_refuse(target, target)
             return [f"{_code(target)} = {value.code}"]
         raise self.refuse(target, "writing into an array or object with a batched value",
                           "build the result with np.where, np.concatenate or np.stack instead")
@@ -238,9 +281,22 @@ class Batcher:
                 if is_batched(value.info) or value.code != _code(call) and "for " in value.code:
                     raise self.refuse(stmt, "changing a local value with a batched value",
                                       "build lists of batched values as a display [a, b] or with np.stack")
+                self._owned_or_refuse(call.func.value, stmt)
                 return [_code(stmt)]
         value = self.expr(stmt.value, env, effect=True)
         return [value.code]
+
+    def _owned_or_refuse(self, target: gast.AST, node: gast.AST) -> None:
+        """A write runs once for the whole batch: the same as once per example only into a value the
+        function made itself, which no other example's run sees."""
+        base = target
+        while isinstance(base, (gast.Attribute, gast.Subscript)):
+            base = base.value
+        if isinstance(base, gast.Name) and base.id in self._own:
+            return
+        raise self.refuse(node, "writing into a value that an argument or another name may share",
+                          "the batched function runs once, so the write would happen once instead of once per "
+                          "example; copy it first (y = np.copy(x)) or build a new value")
 
     def coerced(self, value: Val, want: Any) -> Val:
         """``value`` as ``want`` describes it: unbatched parts repeated for every example where ``want``
