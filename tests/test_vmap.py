@@ -546,3 +546,27 @@ def test_writes_into_what_an_argument_may_share_are_refused(f):
     with pytest.raises(UnsupportedSyntax, match="may share"):
         adsrc.vmap(f, in_axes=(0, None))(X, shared)
     assert shared == [] if isinstance(shared, list) else np.all(shared == 1.0)
+
+
+def test_jvp_of_vmap_and_of_a_function_that_calls_it():
+    def f(w, x):
+        return np.tanh(w @ x), np.sum(w)
+
+    batched = adsrc.vmap(f, in_axes=(None, 0), out_axes=(1, 0))
+    tw, tx = rng.normal(size=W.shape), rng.normal(size=X.shape)
+    (value, shared), (tangent, shared_tangent) = adsrc.jvp(batched, (W, X), (tw, tx))
+    eps = 1e-6
+    hi, lo = batched(W + eps * tw, X + eps * tx), batched(W - eps * tw, X - eps * tx)
+    np.testing.assert_allclose(value, batched(W, X)[0], rtol=1e-12)
+    np.testing.assert_allclose(tangent, (hi[0] - lo[0]) / (2 * eps), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(shared_tangent, (hi[1] - lo[1]) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+def test_jvp_through_a_function_that_calls_vmap_and_a_second_derivative_refused():
+    w, tw, tx = 0.3 * W, np.ones_like(W), np.ones_like(X)
+    _, tangent = adsrc.jvp(through_vmap, (w, X), (tw, tx))
+    eps = 1e-6
+    expected = (through_loop(w + eps * tw, X + eps * tx) - through_loop(w - eps * tw, X - eps * tx)) / (2 * eps)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6)
+    with pytest.raises(adsrc.errors.NotDifferentiable, match="second derivative through"):
+        adsrc.hessian(through_vmap)(w, X)

@@ -105,6 +105,28 @@ class Vmapped:
 
         return out, batched_pullback
 
+    def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
+        """``(self(*args), its tangent)``: the batched function's jvp, the tangents' batch axes moved as the
+        arguments' are (``adsrc.jvp(vmap(f), ...)``, or a vmapped function called in forward mode)."""
+        from .forward import jvp
+
+        func = self.func
+        if isinstance(func, Derivative):
+            raise func.refuse("the jvp of adsrc.vmap", "take the jvp of vmap of the function itself")
+        values, axes = _bind(func, tuple(args), {}, self.in_axes)
+        size = _batch_size(values, axes, self.axis_size, func)
+        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        function = callable_for(func)
+        if not inspect.isfunction(function) or not all(_plain_structure(v) for v in moved):
+            raise InvalidArgument(f"the jvp of adsrc.vmap({_name(func)}): adsrc differentiates a vmap of a "
+                                  f"Python function of arrays, tuples, lists and dicts")
+        done = _compiled(function, [_infos(v, a) for v, a in zip(moved, axes)])
+        moved_tangents = tuple(t if t is None or t is zero else _move_in(unthunk(t), a)
+                               for t, a in zip(tangents, axes))
+        value, tangent = jvp(done.function, tuple(moved), moved_tangents)
+        out = _owned(_move_out(value, done.info, self.out_axes, size, func), values)
+        return out, _move_out(tangent, done.info, self.out_axes, size, func)
+
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The batched function's source for arguments like ``args``."""
         func = self.func.of if isinstance(self.func, Derivative) else callable_for(self.func)
