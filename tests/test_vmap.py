@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import adsrc
-from adsrc.api.vmap import _compiled, _infos, _move_in
+from adsrc.api.batch_axes import infos_of, move_in
+from adsrc.api.vmap import _compiled
 from adsrc.errors import InvalidArgument, UnsupportedSyntax
 from adsrc.rules.batching import Info
 from gradcheck import numerical_grad
@@ -78,8 +79,8 @@ def check(f, in_axes, *args, batched_source=True):
     expected = loop_of(f, in_axes, *args)
     assert_same(got, expected)
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-    moved = [_move_in(a, ax) for a, ax in zip(args, axes)]
-    _claims(_compiled(f, [_infos(v, ax) for v, ax in zip(moved, axes)]).info, expected)
+    moved = [move_in(a, ax) for a, ax in zip(args, axes)]
+    _claims(_compiled(f, [infos_of(v, ax) for v, ax in zip(moved, axes)]).info, expected)
     source = adsrc.vmap(f, in_axes=in_axes).source(*args)
     if batched_source:
         assert "for k in range" not in source, source

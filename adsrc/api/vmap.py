@@ -28,16 +28,15 @@ import numpy as np
 from ..backend.codegen import load
 from ..errors import InvalidArgument, SourceUnavailable, UnsupportedSyntax
 from ..frontend.parse import closure_values, parse_function, signature_of
-from ..rules.batching import Info, is_batched
-from ..transforms.batching import NUMPY_NAME, Batcher, info_of
-from ..values import part, unthunk, zero
+from ..rules.batching import Info
+from ..transforms.batching import NUMPY_NAME, Batcher
+from ..values import unthunk, zero
+from .batch_axes import (Axes, all_batched, batch_size, bind_axes, infos_of, loop_calls, move_back, move_in,
+                         move_out, name_of, owned, plain_structure, repeat, unmove)
 from .derivative import Derivative
 from .primitives import callable_for
 
 __all__ = ["vmap", "Vmapped", "vjp_rows"]
-
-Axes = Any  # an int, None, or a tuple/list/dict of them
-
 
 class Vmapped:
     """What :func:`vmap` returns: a callable that runs ``func`` on a batch. ``source(*args)`` shows the
@@ -67,17 +66,17 @@ class Vmapped:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         func = self.func
-        values, axes = _bind(func, args, kwargs, self.in_axes)
-        size = _batch_size(values, axes, self.axis_size, func)
-        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        values, axes = bind_axes(func, args, kwargs, self.in_axes)
+        size = batch_size(values, axes, self.axis_size, func)
+        moved = [move_in(v, a) for v, a in zip(values, axes)]
         if isinstance(func, Derivative):
             out, info = _derivative_call(func, moved, axes, size)
         else:
             out, info = _plain_call(callable_for(func), moved, axes)
         if info is None:  # run as a loop of calls: every output leaf is batched
-            out = _loop(func, moved, axes, size)
-            info = _all_batched(out)
-        return _owned(_move_out(out, info, self.out_axes, size, func), values)
+            out = loop_calls(func, moved, axes, size)
+            info = all_batched(out)
+        return owned(move_out(out, info, self.out_axes, size, func), values)
 
     def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
         """Called inside a differentiated function: ``(self(*args), pullback)``. The pullback is that of
@@ -88,20 +87,20 @@ class Vmapped:
         func = self.func
         if isinstance(func, Derivative):
             raise func.refuse("the gradient of adsrc.vmap", "differentiate vmap of the function itself")
-        values, axes = _bind(func, args, {}, self.in_axes)
-        size = _batch_size(values, axes, self.axis_size, func)
-        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        values, axes = bind_axes(func, args, {}, self.in_axes)
+        size = batch_size(values, axes, self.axis_size, func)
+        moved = [move_in(v, a) for v, a in zip(values, axes)]
         function = callable_for(func)
-        if not inspect.isfunction(function) or not all(_plain_structure(v) for v in moved):
-            raise InvalidArgument(f"the gradient of adsrc.vmap({_name(func)}): adsrc differentiates a vmap of a "
+        if not inspect.isfunction(function) or not all(plain_structure(v) for v in moved):
+            raise InvalidArgument(f"the gradient of adsrc.vmap({name_of(func)}): adsrc differentiates a vmap of a "
                                   f"Python function of arrays, tuples, lists and dicts")
-        done = _compiled(function, [_infos(v, a) for v, a in zip(moved, axes)])
+        done = _compiled(function, [infos_of(v, a) for v, a in zip(moved, axes)])
         value, pullback = vjp(done.function, *moved, wrt=tuple(wrt), eager=eager)
-        out = _owned(_move_out(value, done.info, self.out_axes, size, func), values)
+        out = owned(move_out(value, done.info, self.out_axes, size, func), values)
 
         def batched_pullback(cotangent: Any) -> tuple:
-            grads = pullback(_move_back(unthunk(cotangent), value, done.info, self.out_axes))
-            return tuple(_unmove(g, axes[i]) for g, i in zip(grads, wrt))
+            grads = pullback(move_back(unthunk(cotangent), value, done.info, self.out_axes))
+            return tuple(unmove(g, axes[i]) for g, i in zip(grads, wrt))
 
         return out, batched_pullback
 
@@ -113,30 +112,30 @@ class Vmapped:
         func = self.func
         if isinstance(func, Derivative):
             raise func.refuse("the jvp of adsrc.vmap", "take the jvp of vmap of the function itself")
-        values, axes = _bind(func, tuple(args), {}, self.in_axes)
-        size = _batch_size(values, axes, self.axis_size, func)
-        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        values, axes = bind_axes(func, tuple(args), {}, self.in_axes)
+        size = batch_size(values, axes, self.axis_size, func)
+        moved = [move_in(v, a) for v, a in zip(values, axes)]
         function = callable_for(func)
-        if not inspect.isfunction(function) or not all(_plain_structure(v) for v in moved):
-            raise InvalidArgument(f"the jvp of adsrc.vmap({_name(func)}): adsrc differentiates a vmap of a "
+        if not inspect.isfunction(function) or not all(plain_structure(v) for v in moved):
+            raise InvalidArgument(f"the jvp of adsrc.vmap({name_of(func)}): adsrc differentiates a vmap of a "
                                   f"Python function of arrays, tuples, lists and dicts")
-        done = _compiled(function, [_infos(v, a) for v, a in zip(moved, axes)])
-        moved_tangents = tuple(t if t is None or t is zero else _move_in(unthunk(t), a)
+        done = _compiled(function, [infos_of(v, a) for v, a in zip(moved, axes)])
+        moved_tangents = tuple(t if t is None or t is zero else move_in(unthunk(t), a)
                                for t, a in zip(tangents, axes))
         value, tangent = jvp(done.function, tuple(moved), moved_tangents)
-        out = _owned(_move_out(value, done.info, self.out_axes, size, func), values)
-        return out, _move_out(tangent, done.info, self.out_axes, size, func)
+        out = owned(move_out(value, done.info, self.out_axes, size, func), values)
+        return out, move_out(tangent, done.info, self.out_axes, size, func)
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The batched function's source for arguments like ``args``."""
         func = self.func.of if isinstance(self.func, Derivative) else callable_for(self.func)
-        values, axes = _bind(self.func, args, kwargs, self.in_axes)
-        size = _batch_size(values, axes, self.axis_size, func)
-        moved = [_move_in(v, a) for v, a in zip(values, axes)]
+        values, axes = bind_axes(self.func, args, kwargs, self.in_axes)
+        size = batch_size(values, axes, self.axis_size, func)
+        moved = [move_in(v, a) for v, a in zip(values, axes)]
         if isinstance(self.func, Derivative):  # what is differentiated: the arguments in wrt repeated
             for position in self.func.wrt:
-                moved[position], axes[position] = _repeat(moved[position], axes[position], size), 0
-        return _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)]).source
+                moved[position], axes[position] = repeat(moved[position], axes[position], size), 0
+        return _compiled(func, [infos_of(v, a) for v, a in zip(moved, axes)]).source
 
 
 def vmap(func: Callable, in_axes: Axes = 0, out_axes: Axes = 0, *, axis_size: Optional[int] = None) -> Vmapped:
@@ -179,114 +178,6 @@ def _check_axes(axes: Axes, what: str) -> None:
         return
     raise InvalidArgument(f"vmap's {what} holds {axes!r}; each entry is an int, None, or a tuple, list or dict "
                           f"of them")
-
-
-def _name(func: Callable) -> str:
-    return getattr(func, "__name__", repr(func))
-
-
-# ---- arguments ----------------------------------------------------------------------------------
-def _bind(func: Callable, args: tuple, kwargs: dict, in_axes: Axes) -> tuple[list, list]:
-    """The arguments in signature order and the axes tree of each (None for keyword arguments)."""
-    if isinstance(in_axes, (tuple, list)):
-        if len(in_axes) != len(args):
-            raise InvalidArgument(f"vmap of {_name(func)}: in_axes has {len(in_axes)} entries for {len(args)} "
-                                  f"positional arguments; give one per positional argument")
-        per_arg = list(in_axes)
-    else:
-        per_arg = [in_axes] * len(args)
-    target = func.of if isinstance(func, Derivative) else callable_for(func)
-    try:
-        signature = signature_of(target) if inspect.isfunction(target) else inspect.signature(target)
-        bound = signature.bind(*args, **kwargs)
-        marks = signature.bind(*per_arg, **{k: None for k in kwargs})
-    except (TypeError, ValueError) as error:
-        raise InvalidArgument(f"vmap of {_name(func)}: {error}") from None
-    bound.apply_defaults()
-    axes = [marks.arguments.get(name) for name in bound.arguments]
-    return list(bound.arguments.values()), axes
-
-
-def _leaves(value: Any, axes: Axes, path: str, out: list) -> None:
-    """Each (leaf, axis, path) of ``value`` under the axes tree ``axes`` (a prefix of its structure)."""
-    if axes is None or isinstance(axes, int):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                _leaves(v, axes, f"{path}[{k!r}]", out)
-        elif isinstance(value, (tuple, list)):
-            for k, v in enumerate(value):
-                _leaves(v, axes, f"{path}[{k}]", out)
-        else:
-            out.append((value, axes, path))
-        return
-    if isinstance(axes, dict) and isinstance(value, dict) and list(axes) == list(value):
-        for k in value:
-            _leaves(value[k], axes[k], f"{path}[{k!r}]", out)
-    elif isinstance(axes, (tuple, list)) and isinstance(value, (tuple, list)) and len(axes) == len(value):
-        for k, (v, a) in enumerate(zip(value, axes)):
-            _leaves(v, a, f"{path}[{k}]", out)
-    else:
-        raise InvalidArgument(f"vmap's in_axes {axes!r} does not match the structure of argument{path}")
-
-
-def _batch_size(values: list, axes: list, axis_size: Optional[int], func: Callable) -> int:
-    sizes = {}
-    for k, (value, ax) in enumerate(zip(values, axes)):
-        found: list = []
-        _leaves(value, ax, f" {k}", found)
-        for leaf, axis, path in found:
-            if axis is None:
-                continue
-            ndim = np.ndim(leaf)
-            if not -ndim <= axis < ndim:
-                raise InvalidArgument(f"vmap of {_name(func)}: in_axes {axis} is out of range for argument{path}, "
-                                      f"of shape {np.shape(leaf)}")
-            sizes[path] = np.shape(leaf)[axis]
-    if len(set(sizes.values())) > 1:
-        shown = ", ".join(f"argument{p}: {s}" for p, s in sizes.items())
-        raise InvalidArgument(f"vmap of {_name(func)}: the batched arguments have different batch sizes ({shown})")
-    if sizes:
-        size = next(iter(sizes.values()))
-        if axis_size is not None and axis_size != size:
-            raise InvalidArgument(f"vmap of {_name(func)}: axis_size={axis_size} but the batched arguments have "
-                                  f"batch size {size}")
-        return size
-    if axis_size is None:
-        raise InvalidArgument(f"vmap of {_name(func)}: no argument is batched (every in_axes is None); give "
-                              f"axis_size= to say how many examples")
-    return axis_size
-
-
-def _move_in(value: Any, axes: Axes) -> Any:
-    """``value`` with the batch axis of each batched leaf moved to the front."""
-    if isinstance(value, dict):
-        return {k: _move_in(v, axes[k] if isinstance(axes, dict) else axes) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        parts = [_move_in(v, axes[k] if isinstance(axes, (tuple, list)) else axes) for k, v in enumerate(value)]
-        return type(value)(parts) if type(value) in (tuple, list) else type(value)(*parts)
-    if axes is None:
-        return value
-    return np.moveaxis(np.asarray(value), axes, 0) if axes != 0 else np.asarray(value)
-
-
-def _infos(value: Any, axes: Axes) -> Any:
-    """What the transform is told of an argument (its batch axis already in front)."""
-    if isinstance(value, dict):
-        return {k: _infos(v, axes[k] if isinstance(axes, dict) else axes) for k, v in value.items()}
-    if type(value) in (tuple, list):
-        return type(value)(_infos(v, axes[k] if isinstance(axes, (tuple, list)) else axes)
-                           for k, v in enumerate(value))
-    if axes is None:
-        return info_of(value)
-    return Info(True, np.ndim(value) - 1)
-
-
-def _plain_structure(value: Any) -> bool:
-    if isinstance(value, dict):
-        return type(value) is dict and all(_plain_structure(v) for v in value.values())
-    if isinstance(value, (tuple, list)):
-        return type(value) in (tuple, list) and all(_plain_structure(v) for v in value)
-    return value is None or isinstance(value, (bool, int, float, complex, np.generic, np.ndarray, str))
 
 
 # ---- compiling ----------------------------------------------------------------------------------
@@ -346,10 +237,10 @@ def _nested(func: Callable, infos: list) -> Optional[tuple[Callable, Any]]:
 
 
 def _plain_call(func: Callable, moved: list, axes: list) -> tuple[Any, Any]:
-    if not inspect.isfunction(func) or not all(_plain_structure(v) for v in moved):
+    if not inspect.isfunction(func) or not all(plain_structure(v) for v in moved):
         return None, None
     try:
-        done = _compiled(func, [_infos(v, a) for v, a in zip(moved, axes)])
+        done = _compiled(func, [infos_of(v, a) for v, a in zip(moved, axes)])
     except SourceUnavailable:  # a function adsrc cannot read runs once per example
         return None, None
     return done.function(*moved), done.info
@@ -366,13 +257,13 @@ def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple
 
     of = d.of
     if d.order != 1 or d.has_aux or isinstance(of, Derivative) or not inspect.isfunction(of) \
-            or not all(_plain_structure(v) for v in moved):
+            or not all(plain_structure(v) for v in moved):
         return None, None
     moved, axes = list(moved), list(axes)
     for position in d.wrt:
-        moved[position] = _repeat(moved[position], axes[position], size)
+        moved[position] = repeat(moved[position], axes[position], size)
         axes[position] = 0
-    infos = [_infos(v, a) for v, a in zip(moved, axes)]
+    infos = [infos_of(v, a) for v, a in zip(moved, axes)]
     try:
         done = _compiled(of, infos)
     except SourceUnavailable:
@@ -386,7 +277,7 @@ def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple
         source = (f"def {done.function.__name__}_summed({', '.join(names)}):\n"
                   f"    losses = {done.function.__name__}({', '.join(names)})\n"
                   f"    return np.sum(losses), losses\n")
-        summed = load(source, f"vmap of {_name(of)}", {NUMPY_NAME: np, done.function.__name__: done.function},
+        summed = load(source, f"vmap of {name_of(of)}", {NUMPY_NAME: np, done.function.__name__: done.function},
                       f"{done.function.__name__}_summed")
         derivative = grad(summed, wrt=d.wrt if d.many else d.wrt[0], eager=d.eager, has_aux=True)
         _summed[key] = (derivative, summed)
@@ -394,21 +285,8 @@ def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple
         derivative = derivative[0]
     gradient, losses = derivative(*moved)
     out = (losses, gradient) if d.with_value else gradient
-    grad_info = tuple(_all_batched(g) for g in gradient) if d.many else _all_batched(gradient)
+    grad_info = tuple(all_batched(g) for g in gradient) if d.many else all_batched(gradient)
     return out, ((Info(True, 0), grad_info) if d.with_value else grad_info)
-
-
-def _repeat(value: Any, axes: Axes, size: int) -> Any:
-    """An argument with every unbatched leaf repeated ``size`` times along a new first axis."""
-    if isinstance(value, dict):
-        return {k: _repeat(v, axes[k] if isinstance(axes, dict) else axes, size) for k, v in value.items()}
-    if type(value) in (tuple, list):
-        return type(value)(_repeat(v, axes[k] if isinstance(axes, (tuple, list)) else axes, size)
-                           for k, v in enumerate(value))
-    if axes is not None or value is None:
-        return value
-    array = np.asarray(value)  # an int stays an int, for grad to refuse as a loop of grad calls would
-    return np.broadcast_to(array, (size,) + array.shape).copy()
 
 
 # ---- Jacobians ---------------------------------------------------------------------------------
@@ -431,7 +309,7 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     """
     from .gradients import grad
 
-    if not inspect.isfunction(func) or not all(_plain_structure(v) for v in values):
+    if not inspect.isfunction(func) or not all(plain_structure(v) for v in values):
         return None
     value = func(*values)
     if not isinstance(value, (float, np.floating, np.ndarray)) or np.asarray(value).dtype.kind != "f" \
@@ -444,13 +322,13 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
             *names, "cotangent", NUMPY_NAME) else "function"
         source = (f"def {called}_rows({', '.join(names)}, cotangent):\n"
                   f"    return np.sum({called}({', '.join(names)}) * cotangent)\n")
-        maker = load(source, f"jacobian of {_name(func)}", {NUMPY_NAME: np, called: func}, f"{called}_rows")
+        maker = load(source, f"jacobian of {name_of(func)}", {NUMPY_NAME: np, called: func}, f"{called}_rows")
         _row_makers[func] = maker
     size = np.size(value)
     units = np.eye(size).reshape((size,) + np.shape(value))
     axes = [None] * len(values) + [0]
-    moved = [_repeat(v, None, size) if i in wrt else v for i, v in enumerate(values)] + [units]
-    infos = [_infos(v, 0 if i in wrt or i == len(values) else None) for i, v in enumerate(moved)]
+    moved = [repeat(v, None, size) if i in wrt else v for i, v in enumerate(values)] + [units]
+    infos = [infos_of(v, 0 if i in wrt or i == len(values) else None) for i, v in enumerate(moved)]
     try:
         done = _compiled(maker, infos)
     except (SourceUnavailable, UnsupportedSyntax):
@@ -462,116 +340,3 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     if batched is None:
         batched = _row_makers[key] = Vmapped(grad(maker, wrt=tuple(wrt)), tuple(axes), 0, None)
     return value, batched(*values, units)
-
-
-# ---- the loop fallback and the outputs ------------------------------------------------------------
-def _example(value: Any, axes: Axes, k: int) -> Any:
-    if isinstance(value, dict):
-        return {key: _example(v, axes[key] if isinstance(axes, dict) else axes, k) for key, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        parts = [_example(v, axes[j] if isinstance(axes, (tuple, list)) else axes, k) for j, v in enumerate(value)]
-        return type(value)(parts) if type(value) in (tuple, list) else type(value)(*parts)
-    return value if axes is None else value[k]
-
-
-def _loop(func: Callable, moved: list, axes: list, size: int) -> Any:
-    """``func`` called once per example, the results stacked leaf by leaf."""
-    from .trees import tree_flatten, tree_unflatten
-
-    results = [func(*[_example(v, a, k) for v, a in zip(moved, axes)]) for k in range(size)]
-    if not results:
-        raise InvalidArgument(f"vmap of {_name(func)} on an empty batch cannot tell what it returns")
-    flat = [tree_flatten(r) for r in results]
-    structure = flat[0][1]
-    if any(s != structure for _, s in flat):
-        raise InvalidArgument(f"vmap of {_name(func)}: the examples' results have different structures")
-    leaves = [np.stack([np.asarray(f[0][j]) for f in flat]) for j in range(len(flat[0][0]))]
-    return tree_unflatten(structure, leaves)
-
-
-def _owned(out: Any, args: list) -> Any:
-    """The outputs, each its own array: one that is a view of an argument (``return x``) is copied, as
-    stacking the examples' results would."""
-    from .trees import tree_flatten, tree_unflatten
-
-    inputs = [a for a in tree_flatten(args)[0] if isinstance(a, np.ndarray)]
-    leaves, structure = tree_flatten(out)
-    if not any(isinstance(leaf, np.ndarray) and any(np.may_share_memory(leaf, a) for a in inputs)
-               for leaf in leaves):
-        return out
-    return tree_unflatten(structure, [leaf.copy() if isinstance(leaf, np.ndarray) and
-                                      any(np.may_share_memory(leaf, a) for a in inputs) else leaf
-                                      for leaf in leaves])
-
-
-def _move_back(g: Any, value: Any, info: Any, axes: Axes) -> Any:
-    """The pullback of ``_move_out``: a cotangent of the output given back in the batched function's
-    layout (batch axis first; summed over the examples for an output that was repeated)."""
-    if g is zero:
-        return zero
-    if isinstance(value, dict):
-        return {k: _move_back(part(g, k), v, info[k] if isinstance(info, dict) else info,
-                              axes[k] if isinstance(axes, dict) else axes) for k, v in value.items()}
-    if type(value) in (tuple, list):
-        return type(value)(_move_back(part(g, j), v, info[j] if isinstance(info, (tuple, list)) else info,
-                                      axes[j] if isinstance(axes, (tuple, list)) else axes)
-                           for j, v in enumerate(value))
-    g = unthunk(g)
-    if axes is None:
-        return g
-    front = np.moveaxis(np.asarray(g), axes, 0)
-    return front if is_batched(info) else np.sum(front, axis=0)
-
-
-def _unmove(g: Any, axes: Axes) -> Any:
-    """The pullback of ``_move_in``: an argument's gradient with its batch axis back where it was."""
-    if g is zero or axes is None or axes == 0 and not isinstance(g, (dict, tuple, list)):
-        return g
-    if isinstance(g, dict):
-        return type(g)({k: _unmove(v, axes[k] if isinstance(axes, dict) else axes) for k, v in g.items()})
-    if isinstance(g, (tuple, list)):
-        return type(g)(_unmove(v, axes[j] if isinstance(axes, (tuple, list)) else axes) for j, v in enumerate(g))
-    return np.moveaxis(unthunk(g), 0, axes)
-
-
-def _all_batched(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _all_batched(v) for k, v in value.items()}
-    if type(value) in (tuple, list):
-        return type(value)(_all_batched(v) for v in value)
-    return Info(True, None)
-
-
-def _move_out(value: Any, info: Any, axes: Axes, size: int, func: Callable) -> Any:
-    """An output with each leaf's batch axis at its place in ``out_axes`` (unbatched leaves repeated)."""
-    if isinstance(info, Info) or not isinstance(value, (dict, tuple, list)):
-        return _leaf_out(value, is_batched(info), axes, size, func)
-    if isinstance(value, dict):
-        return {k: _move_out(v, info[k] if isinstance(info, dict) else info,
-                             axes[k] if isinstance(axes, dict) else axes, size, func) for k, v in value.items()}
-    parts = [_move_out(v, info[j] if isinstance(info, (tuple, list)) else info,
-                       axes[j] if isinstance(axes, (tuple, list)) else axes, size, func) for j, v in enumerate(value)]
-    if isinstance(axes, (tuple, list)) and len(axes) != len(value):
-        raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axes!r} does not match the output's structure")
-    return type(value)(parts) if type(value) in (tuple, list) else type(value)(*parts)
-
-
-def _leaf_out(value: Any, batched: bool, axis: Axes, size: int, func: Callable) -> Any:
-    if isinstance(value, (dict, tuple, list)):
-        if not isinstance(axis, (int, type(None))):
-            raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axis!r} does not match the output's structure")
-        return _move_out(value, Info(batched, None), axis, size, func)
-    if axis is None:
-        if batched:
-            raise InvalidArgument(f"vmap of {_name(func)}: out_axes is None for an output that differs from "
-                                  f"example to example; give it a batch axis")
-        return value
-    if not isinstance(axis, int):
-        raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axis!r} does not match the output's structure")
-    array = np.asarray(value)
-    if not batched:
-        array = np.broadcast_to(array, (size,) + array.shape).copy()
-    if not -array.ndim <= axis < array.ndim:
-        raise InvalidArgument(f"vmap of {_name(func)}: out_axes {axis} is out of range for an output of rank "
-                              f"{array.ndim - 1} per example")
-    return np.moveaxis(array, 0, axis) if axis != 0 else array
