@@ -78,6 +78,21 @@ class Vmapped:
             info = all_batched(out)
         return owned(move_out(out, info, self.out_axes, size, func), values)
 
+    def _to_differentiate(self, args: tuple, what: str) -> tuple[list, list, int, list, "_Compiled"]:
+        """For a derivative through this vmap: the arguments, their axes, the batch size, the arguments with
+        their batch axes in front, and the batched function adsrc differentiates."""
+        func = self.func
+        if isinstance(func, Derivative):
+            raise func.refuse(f"{what} of adsrc.vmap", "differentiate vmap of the function itself")
+        values, axes = bind_axes(func, tuple(args), {}, self.in_axes)
+        size = batch_size(values, axes, self.axis_size, func)
+        moved = [move_in(v, a) for v, a in zip(values, axes)]
+        function = callable_for(func)
+        if not inspect.isfunction(function) or not all(plain_structure(v) for v in moved):
+            raise InvalidArgument(f"{what} of adsrc.vmap({name_of(func)}): adsrc differentiates a vmap of a "
+                                  f"Python function of arrays, tuples, lists and dicts")
+        return values, axes, size, moved, _compiled(function, [infos_of(v, a) for v, a in zip(moved, axes)])
+
     def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
         """Called inside a differentiated function: ``(self(*args), pullback)``. The pullback is that of
         the batched function (adsrc differentiates its source), between the axis moves of the arguments
@@ -85,16 +100,7 @@ class Vmapped:
         from .gradients import vjp
 
         func = self.func
-        if isinstance(func, Derivative):
-            raise func.refuse("the gradient of adsrc.vmap", "differentiate vmap of the function itself")
-        values, axes = bind_axes(func, args, {}, self.in_axes)
-        size = batch_size(values, axes, self.axis_size, func)
-        moved = [move_in(v, a) for v, a in zip(values, axes)]
-        function = callable_for(func)
-        if not inspect.isfunction(function) or not all(plain_structure(v) for v in moved):
-            raise InvalidArgument(f"the gradient of adsrc.vmap({name_of(func)}): adsrc differentiates a vmap of a "
-                                  f"Python function of arrays, tuples, lists and dicts")
-        done = _compiled(function, [infos_of(v, a) for v, a in zip(moved, axes)])
+        values, axes, size, moved, done = self._to_differentiate(args, "the gradient")
         value, pullback = vjp(done.function, *moved, wrt=tuple(wrt), eager=eager)
         out = owned(move_out(value, done.info, self.out_axes, size, func), values)
 
@@ -110,16 +116,7 @@ class Vmapped:
         from .forward import jvp
 
         func = self.func
-        if isinstance(func, Derivative):
-            raise func.refuse("the jvp of adsrc.vmap", "take the jvp of vmap of the function itself")
-        values, axes = bind_axes(func, tuple(args), {}, self.in_axes)
-        size = batch_size(values, axes, self.axis_size, func)
-        moved = [move_in(v, a) for v, a in zip(values, axes)]
-        function = callable_for(func)
-        if not inspect.isfunction(function) or not all(plain_structure(v) for v in moved):
-            raise InvalidArgument(f"the jvp of adsrc.vmap({name_of(func)}): adsrc differentiates a vmap of a "
-                                  f"Python function of arrays, tuples, lists and dicts")
-        done = _compiled(function, [infos_of(v, a) for v, a in zip(moved, axes)])
+        values, axes, size, moved, done = self._to_differentiate(args, "the jvp")
         moved_tangents = tuple(t if t is None or t is zero else move_in(unthunk(t), a)
                                for t, a in zip(tangents, axes))
         value, tangent = jvp(done.function, tuple(moved), moved_tangents)
