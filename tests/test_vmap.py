@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import adsrc
-from adsrc.api.batch_axes import infos_of, move_in
+from adsrc.api.batch_axes import bind_axes, infos_of, move_in
 from adsrc.api.vmap import _compiled
 from adsrc.errors import InvalidArgument, UnsupportedSyntax
 from adsrc.rules.batching import Info
@@ -78,8 +78,8 @@ def check(f, in_axes, *args, batched_source=True):
     got = adsrc.vmap(f, in_axes=in_axes)(*args)
     expected = loop_of(f, in_axes, *args)
     assert_same(got, expected)
-    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-    moved = [move_in(a, ax) for a, ax in zip(args, axes)]
+    values, axes = bind_axes(f, args, {}, in_axes)
+    moved = [move_in(a, ax) for a, ax in zip(values, axes)]
     _claims(_compiled(f, [infos_of(v, ax) for v, ax in zip(moved, axes)]).info, expected)
     source = adsrc.vmap(f, in_axes=in_axes).source(*args)
     if batched_source:
@@ -571,3 +571,31 @@ def test_jvp_through_a_function_that_calls_vmap_and_a_second_derivative_refused(
     np.testing.assert_allclose(tangent, expected, rtol=1e-6)
     with pytest.raises(adsrc.errors.NotDifferentiable, match="second derivative through"):
         adsrc.hessian(through_vmap)(w, X)
+
+
+# ---- more families: SciPy, methods that keep the shape, while loops, *args ---------------------
+def special(x):
+    from scipy.special import expit, logsumexp
+
+    return logsumexp(x, axis=-1) + np.sum(expit(x).astype(np.float64).round(3)) + np.nanmax(x)
+
+
+def steps(x, n):
+    k = 0
+    h = 0.0
+    while k < n:
+        h = np.tanh(h + x)
+        k += 1
+    return h
+
+
+def star(*xs):
+    return xs[0] * np.sum(xs[1])
+
+
+def test_scipy_methods_while_loops_and_star_args():
+    pytest.importorskip("scipy")
+    check(special, 0, M)
+    check(lambda x: steps(x, 3), 0, X)
+    check(star, (0, None), X, V)
+    check(star, (None, 0), V, M)

@@ -246,6 +246,8 @@ class Expressions:
     def static(self, node: gast.AST) -> Any:
         """The object a dotted name outside the function means (``np.linalg.norm``), or _MISSING."""
         if isinstance(node, gast.Name):
+            if node.id in self.imported:
+                return self.imported[node.id]
             if node.id in self._locals:
                 return _MISSING
             return self.parsed.resolve(node.id)

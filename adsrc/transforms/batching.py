@@ -24,6 +24,7 @@ point.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from typing import Any, Callable, Optional
 
@@ -50,6 +51,7 @@ class Batcher(Expressions):
         self._taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
         self._locals = {n.id for n in gast.walk(parsed.node)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.imported: dict[str, Any] = {}  # names an import inside the function binds
         self._own = self._own_values()
         self.size = self.fresh("batch_size")
         self.bindings: dict[str, Any] = {}
@@ -193,6 +195,9 @@ class Batcher(Expressions):
             return self.loop(stmt, env)
         if isinstance(stmt, (gast.Pass, gast.Break, gast.Continue)):
             return [_code(stmt)]
+        if isinstance(stmt, (gast.Import, gast.ImportFrom)) and getattr(stmt, "level", 0) == 0:
+            self._import(stmt)
+            return [_code(stmt)]
         if isinstance(stmt, gast.Assert):
             test = self.expr(stmt.test, env)
             if is_batched(test.info):
@@ -201,6 +206,23 @@ class Batcher(Expressions):
             return [_code(stmt)]
         raise self.refuse(stmt, f"a `{type(stmt).__name__}` statement",
                           "adsrc.vmap batches assignments, returns, calls, if, for and while")
+
+    def _import(self, stmt: gast.Import | gast.ImportFrom) -> None:
+        """An import inside the function: the names it binds mean those objects (imported now, as the
+        statement will when it runs), so their calls find their batching rules."""
+        for alias in stmt.names:
+            if isinstance(stmt, gast.ImportFrom):
+                module = importlib.import_module(stmt.module)
+                value = getattr(module, alias.name, _MISSING)
+                if value is _MISSING:  # a submodule
+                    value = importlib.import_module(f"{stmt.module}.{alias.name}")
+                self.imported[alias.asname or alias.name] = value
+            elif alias.asname:
+                self.imported[alias.asname] = importlib.import_module(alias.name)
+            else:
+                root = alias.name.split(".")[0]
+                importlib.import_module(alias.name)
+                self.imported[root] = importlib.import_module(root)
 
     def assign(self, target: gast.AST, value: Val, env: dict) -> list[str]:
         if isinstance(target, gast.Name):
