@@ -31,6 +31,7 @@ declared one by one in :data:`RULES`.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -453,14 +454,17 @@ RULES: dict[Any, Rule] = {
     np.linalg.inv: _stacked(0), np.linalg.det: _stacked(2), np.linalg.cholesky: _stacked(0),
 }
 
-try:  # SciPy is optional
-    import scipy.special as _special
+_scipy_added = False
 
-    RULES[_special.logsumexp] = _LOGSUMEXP
-    for _f in (_special.expit, _special.logit, _special.erf, _special.gammaln):
-        RULES[_f] = elementwise
-except ImportError:  # pragma: no cover
-    pass
+
+def _add_scipy_rules() -> None:
+    """SciPy's rules, once the program has imported scipy.special (adsrc never imports SciPy itself)."""
+    global _scipy_added
+    special = sys.modules.get("scipy.special")
+    if _scipy_added or special is None:
+        return
+    _scipy_added = True
+    RULES[special.logsumexp] = _LOGSUMEXP
 
 
 def rule_for(func: Any) -> Optional[Rule]:
@@ -470,6 +474,7 @@ def rule_for(func: Any) -> Optional[Rule]:
     >>> rule_for(np.tanh) is elementwise, rule_for(np.sum) is reduction, rule_for(np.fft.fft)
     (True, True, None)
     """
+    _add_scipy_rules()
     try:
         found = RULES.get(func)
     except TypeError:  # unhashable
