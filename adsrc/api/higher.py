@@ -187,7 +187,9 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
     arguments (a tuple over a tuple ``wrt``, inside it each argument's own
     tuple, list or dict), and each input leaf there holds the block
     ``d output_leaf / d input_leaf``. ``mode="rev"`` builds it row by row
-    through ``vjp`` (good for few outputs), ``mode="fwd"`` column by column
+    through ``vjp`` (good for few outputs; every row from one batched sweep
+    where the output is one float array and ``adsrc.vmap`` batches every call
+    of ``func``, docs/vmap.md), ``mode="fwd"`` column by column
     through ``jvp`` (good for few inputs). The Jacobian of a gradient (a
     Hessian) is always built forward over reverse.
 
