@@ -599,3 +599,17 @@ def test_scipy_methods_while_loops_and_star_args():
     check(lambda x: steps(x, 3), 0, X)
     check(star, (0, None), X, V)
     check(star, (None, 0), V, M)
+
+
+concatenated = adsrc.vmap(lambda w, x: np.concatenate([x, w]) * np.sum(w * x), in_axes=(None, 0))
+
+
+def through_a_shared_member(w, xs):
+    return np.sum(np.sin(concatenated(w, xs)))
+
+
+def test_the_gradient_reaches_a_shared_argument_repeated_inside():
+    assert "np.stack([w] * batch_size)" in concatenated.source(V, X)
+    dw = adsrc.grad(through_a_shared_member)(V, X)
+    loop = lambda w: sum(np.sum(np.sin(np.concatenate([x, w]) * np.sum(w * x))) for x in X)  # noqa: E731
+    np.testing.assert_allclose(dw, numerical_grad(loop, (V,), 0), rtol=1e-6, atol=1e-8)

@@ -118,7 +118,7 @@ def expand(val: Val, rank: int) -> str:
 
 def broadcast(val: Val, size: str) -> str:
     """An unbatched value repeated for every example (a copy: it is written to nothing but owned)."""
-    return f"np.broadcast_to({val.code}, ({size},) + np.shape({val.code})).copy()"
+    return f"np.stack([{val.code}] * {size})"
 
 
 def aligned(args: list[Val]) -> Optional[tuple[list[str], Info]]:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..frontend.parse import _MISSING, Parsed
-from ..rules.batching import Info, Val, is_batched, join
+from ..rules.batching import Info, Val, broadcast, is_batched, join
 from .batched_expressions import NUMPY_NAME, Expressions, _code, _wrap, info_of
 
 __all__ = ["Batcher", "info_of", "NUMPY_NAME"]
@@ -294,7 +294,7 @@ class Batcher(Expressions):
         have = value.info
         if isinstance(want, Info):
             if want.batched and not is_batched(have):
-                return Val(f"np.broadcast_to({value.code}, ({self.size},) + np.shape({value.code})).copy()", want)
+                return Val(broadcast(value, self.size), want)
             return Val(value.code, want)
         if have == want:
             return value
