@@ -613,3 +613,25 @@ def test_the_gradient_reaches_a_shared_argument_repeated_inside():
     dw = adsrc.grad(through_a_shared_member)(V, X)
     loop = lambda w: sum(np.sum(np.sin(np.concatenate([x, w]) * np.sum(w * x))) for x in X)  # noqa: E731
     np.testing.assert_allclose(dw, numerical_grad(loop, (V,), 0), rtol=1e-6, atol=1e-8)
+
+
+def rebound_helper(a):
+    return a * 2.0
+
+
+def calls_a_global_helper(x):
+    return rebound_helper(x) + SCALE
+
+
+def test_a_global_rebound_to_another_function_or_rank_compiles_again():
+    global rebound_helper, SCALE
+    batched = adsrc.vmap(calls_a_global_helper)
+    np.testing.assert_allclose(batched(X), X * 2.0 + 2.0)
+    old_helper, old_scale = rebound_helper, SCALE
+    try:
+        rebound_helper = lambda a: a * 3.0  # noqa: E731
+        np.testing.assert_allclose(batched(X), X * 3.0 + 2.0)
+        SCALE = np.arange(3.0)  # a rank of its own: the cached code assumed a number
+        assert_same(batched(X), loop_of(calls_a_global_helper, 0, X))
+    finally:
+        rebound_helper, SCALE = old_helper, old_scale

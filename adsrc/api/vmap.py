@@ -27,9 +27,9 @@ import numpy as np
 
 from ..backend.codegen import load
 from ..errors import InvalidArgument, SourceUnavailable, UnsupportedSyntax
-from ..frontend.parse import closure_values, parse_function, signature_of
+from ..frontend.parse import closure_values, parse_function, resolve_outside, signature_of
 from ..rules.batching import Info
-from ..transforms.batching import NUMPY_NAME, Batcher
+from ..transforms.batching import NUMPY_NAME, Batcher, info_of
 from ..values import unthunk, zero
 from .batch_axes import (Axes, all_batched, batch_size, bind_axes, infos_of, loop_calls, move_back, move_in,
                          move_out, name_of, owned, plain_structure, repeat, unmove)
@@ -181,15 +181,32 @@ def _check_axes(axes: Axes, what: str) -> None:
 class _Compiled:
     """A batched function, what is known of its result, its source, and the loaded module that keeps
     that source readable (adsrc differentiates it through its source, for grad and vmap together)."""
-    __slots__ = ("function", "info", "source", "module", "loops")
+    __slots__ = ("function", "info", "source", "module", "loops", "reads", "children")
 
-    def __init__(self, function: Callable, info: Any, source: str, module: Any, loops: int):
+    def __init__(self, function: Callable, info: Any, source: str, module: Any, loops: int,
+                 reads: dict[str, Any], children: list["_Compiled"]):
         self.function, self.info, self.source, self.module, self.loops = function, info, source, module, loops
+        self.reads, self.children = reads, children
+
+    def current(self, func: Callable) -> bool:
+        """Whether the names it read from outside still mean what they did: the same function or module,
+        a value of the same kind and rank (it reads the value itself when it runs); and so for the
+        functions it batched in its turn."""
+        closure = closure_values(func)
+        for name, then in self.reads.items():
+            now = resolve_outside(func, closure, name)
+            if now is not then and (callable(then) or inspect.ismodule(then) or callable(now)
+                                    or info_of(now) != info_of(then) or type(now) is not type(then)):
+                return False
+            if name in closure and now is not then:  # a closure's values are bound when it is made
+                return False
+        return all(child.current(child.function.__adsrc_of__) for child in self.children)
 
 
 # Per function (held weakly: a vmap of a lambda made in a loop does not keep it), per code and infos.
 _cache: "weakref.WeakKeyDictionary[Callable, dict[Any, _Compiled]]" = weakref.WeakKeyDictionary()
 _building: set = set()
+_children: list[list[_Compiled]] = []  # per compile in progress: the functions it batched in its turn
 
 
 def _compiled(func: Callable, infos: list) -> _Compiled:
@@ -198,15 +215,17 @@ def _compiled(func: Callable, infos: list) -> _Compiled:
     if kept is None:
         kept = _cache[func] = {}
     found = kept.get(key[1:])
-    if found is not None:
+    if found is not None and found.current(func):
         return found
     _building.add(key)
+    _children.append([])
     try:
         parsed = parse_function(func)
         batcher = Batcher(parsed, infos, _nested)
         source, info, bindings = batcher.source()
     finally:
         _building.discard(key)
+        children = _children.pop()
     # The batched function reads the user's globals as they are when it runs (not a copy): it is made
     # inside a maker whose parameters bind only what the transform adds and the closure's values.
     name = source.split("(", 1)[0].removeprefix("def ")
@@ -216,7 +235,9 @@ def _compiled(func: Callable, infos: list) -> _Compiled:
                       *(f"    {line}\n" for line in source.splitlines()), f"    return {name}\n"])
     loaded = load(module, f"vmap of {parsed.name}", {}, maker)
     live = types.FunctionType(loaded.__code__, getattr(func, "__globals__", {}), maker)
-    done = _Compiled(live(**bound), info, source, loaded, batcher.loops)
+    function = live(**bound)
+    function.__adsrc_of__ = func  # what it batches, for the cache's check of its callers
+    done = _Compiled(function, info, source, loaded, batcher.loops, batcher.reads, children)
     kept[key[1:]] = done
     return done
 
@@ -230,6 +251,8 @@ def _nested(func: Callable, infos: list) -> Optional[tuple[Callable, Any]]:
     if len(infos) != len(signature_of(func).parameters):
         return None
     done = _compiled(func, infos)
+    if _children:
+        _children[-1].append(done)
     return done.function, done.info, done.loops
 
 

@@ -55,13 +55,14 @@ def _wrap(code: str) -> str:
 class Expressions:
     """Rewriting expressions, for :class:`~adsrc.transforms.batching.Batcher` (which provides ``parsed``,
     ``size``, ``pre``, ``hoisting``, ``loops``, ``bindings``, ``nested``, ``fresh``, ``refuse`` and
-    ``coerced``)."""
+    ``coerced``). ``reads`` collects what each name from outside meant, for the cache to check."""
 
     def expr(self, node: gast.AST, env: dict, effect: bool = False) -> Val:
         if isinstance(node, gast.Name):
             if node.id in env:
                 return Val(node.id, env[node.id])
             value = self.parsed.resolve(node.id)
+            self.reads[node.id] = value
             return Val(node.id, info_of(value))
         if isinstance(node, gast.Constant):
             return Val(_code(node), info_of(node.value))
@@ -250,7 +251,8 @@ class Expressions:
                 return self.imported[node.id]
             if node.id in self._locals:
                 return _MISSING
-            return self.parsed.resolve(node.id)
+            self.reads[node.id] = found = self.parsed.resolve(node.id)
+            return found
         if isinstance(node, gast.Attribute):
             base = self.static(node.value)
             if base is _MISSING or not inspect.ismodule(base) and not isinstance(base, type):

@@ -52,6 +52,7 @@ class Batcher(Expressions):
         self._locals = {n.id for n in gast.walk(parsed.node)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
         self.imported: dict[str, Any] = {}  # names an import inside the function binds
+        self.reads: dict[str, Any] = {}  # names from outside (globals, closure cells) and what they held
         self._own = self._own_values()
         self.size = self.fresh("batch_size")
         self.bindings: dict[str, Any] = {}
