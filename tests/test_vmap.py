@@ -635,3 +635,20 @@ def test_a_global_rebound_to_another_function_or_rank_compiles_again():
         assert_same(batched(X), loop_of(calls_a_global_helper, 0, X))
     finally:
         rebound_helper, SCALE = old_helper, old_scale
+
+
+def dot_rows(x, y):
+    return np.sum(x * y)
+
+
+def scaled(x, *, scale=1.0):
+    return x * scale
+
+
+def test_vmap_of_vmap_and_keyword_only_arguments():
+    A, Bm = rng.normal(size=(2, 3)), rng.normal(size=(4, 3))
+    table = adsrc.vmap(adsrc.vmap(dot_rows, in_axes=(None, 0)), in_axes=(0, None))(A, Bm)
+    np.testing.assert_allclose(table, A @ Bm.T, rtol=1e-12)
+    np.testing.assert_allclose(adsrc.vmap(scaled)(X, scale=3.0), 3.0 * X)
+    no_source = adsrc.vmap(np.linalg.norm)  # a function adsrc reads no source of runs once per example
+    np.testing.assert_allclose(no_source(X), [np.linalg.norm(x) for x in X], rtol=1e-12)

@@ -150,11 +150,31 @@ def _example(value: Any, axes: Axes, k: int) -> Any:
     return value if axes is None else value[k]
 
 
+def _call_in_order(func: Callable, values: list) -> Any:
+    """``func`` called with the arguments ``bind_axes`` put in signature order (``*args`` as one tuple,
+    keyword-only and ``**kwargs`` ones by name)."""
+    target = func.of if isinstance(func, Derivative) else callable_for(func)
+    params = list((signature_of(target) if inspect.isfunction(target) else inspect.signature(target))
+                  .parameters.values())
+    args: list = []
+    kwargs: dict = {}
+    for p, value in zip(params, values):
+        if p.kind is p.VAR_POSITIONAL:
+            args.extend(value)
+        elif p.kind is p.VAR_KEYWORD:
+            kwargs.update(value)
+        elif p.kind is p.KEYWORD_ONLY:
+            kwargs[p.name] = value
+        else:
+            args.append(value)
+    return func(*args, **kwargs)
+
+
 def loop_calls(func: Callable, moved: list, axes: list, size: int) -> Any:
     """``func`` called once per example, the results stacked leaf by leaf."""
     from .trees import tree_flatten, tree_unflatten
 
-    results = [func(*[_example(v, a, k) for v, a in zip(moved, axes)]) for k in range(size)]
+    results = [_call_in_order(func, [_example(v, a, k) for v, a in zip(moved, axes)]) for k in range(size)]
     if not results:
         raise InvalidArgument(f"vmap of {name_of(func)} on an empty batch cannot tell what it returns")
     flat = [tree_flatten(r) for r in results]
