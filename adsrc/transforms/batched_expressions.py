@@ -262,7 +262,7 @@ class Expressions:
 
     def call(self, node: gast.Call, env: dict, effect: bool) -> Val:
         if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            return self._opaque_call(node, env, effect)
+            return self.opaque(node, env)  # f(*xs), f(**kw): left as written, refused if it reads a batched value
         func = self.static(node.func)
         args = [self.expr(a, env) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords}
@@ -298,18 +298,16 @@ class Expressions:
                                                                   "them in as a batched argument")
         return self.primitive(node, _code(node.func), func, args, kwargs, env, effect)
 
-    def _opaque_call(self, node: gast.Call, env: dict, effect: bool) -> Val:
-        value = self.opaque(node, env)
-        if effect:
-            return value
-        return value
-
     def primitive(self, node: gast.AST, name: str, func: Any, args: list[Val], kwargs: dict[str, Val], env: dict,
                   effect: bool = False, original: str | None = None) -> Val:
         batched = any(is_batched(a.info) for a in args) or any(is_batched(v.info) for v in kwargs.values())
+        names, count = list(kwargs), len(args)
+
+        def per_example(codes: list[str]) -> str:  # the call of one example, given its arguments' codes
+            return _call(name, codes[:count], [f"{k}={v}" for k, v in zip(names, codes[count:])])
+
         if effect:
-            return self.fallback(node, lambda a, kw=kwargs: _call(name, a, list(kw)), [*args, *kwargs.values()],
-                                 {}, effect=True)
+            return self.fallback(node, per_example, [*args, *kwargs.values()], {}, effect=True)
         rule = rule_for(func) if func is not None else None
         wrapped = [Val(_wrap(a.code), a.info) if not isinstance(a, Display) else a for a in args]
         kw = {k: Val(_wrap(v.code), v.info) for k, v in kwargs.items()}
@@ -317,13 +315,11 @@ class Expressions:
             found = rule(name, wrapped, kw, self.size)
             if found is not None:
                 if not batched:
-                    shown = original or _call(name, [a.code for a in args], [f"{k}={v.code}" for k, v in kwargs.items()],
-                                              raw=True)
+                    shown = original or _call(name, [a.code for a in args], [f"{k}={v.code}" for k, v in kwargs.items()])
                     return Val(shown, found.info)
                 return found
         if not batched:
-            shown = original or _call(name, [a.code for a in args], [f"{k}={v.code}" for k, v in kwargs.items()],
-                                      raw=True)
+            shown = original or _call(name, [a.code for a in args], [f"{k}={v.code}" for k, v in kwargs.items()])
             return Val(shown, Info(False, None))
         if func is not None and inspect.isfunction(func) and not kwargs \
                 and not (getattr(func, "__module__", None) or "").startswith(("numpy", "scipy")):
@@ -334,10 +330,7 @@ class Expressions:
                 bound = self.fresh(f"{func.__name__}_vmap" if func.__name__.isidentifier() else "f_vmap")
                 self.bindings[bound] = function
                 return Val(f"{bound}({', '.join(a.code for a in args)})", info)
-        names = list(kwargs)
-        looped = self.fallback(node, lambda a: _call(name, a[:len(args)], [f"{k}={v}" for k, v in
-                                                                           zip(names, a[len(args):])], raw=True),
-                               [*args, *kwargs.values()], {})
+        looped = self.fallback(node, per_example, [*args, *kwargs.values()], {})
         if rule is not None:  # the rule may still know the rank of one example's result
             one = rule(name, [_one_example(a) for a in wrapped], {k: _one_example(v) for k, v in kw.items()},
                        self.size)
@@ -371,7 +364,7 @@ class Expressions:
         return Val(f"np.stack([{build(codes)} for {k} in range({self.size})])", Info(True, None))
 
 
-def _call(name: str, args: list[str], keywords: list[str], raw: bool = False) -> str:
+def _call(name: str, args: list[str], keywords: list[str]) -> str:
     return f"{name}({', '.join(list(args) + list(keywords))})"
 
 
