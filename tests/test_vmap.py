@@ -339,6 +339,8 @@ def test_per_example_gradients_of_an_mlp_equal_a_loop_of_grad_calls(eager):
         got = adsrc.vmap(adsrc.grad(mlp_loss), in_axes=(None, 0, 0))(params, xs, ys)
         expected = _stack([adsrc.grad(mlp_loss)(params, x, y) for x, y in zip(xs, ys)])
     assert_same(got, expected)
+    batched = adsrc.vmap(adsrc.grad(mlp_loss), in_axes=(None, 0, 0)).source(params, xs, ys)
+    assert "for k in range" not in batched and "np.sum((out - y) ** 2, axis=1)" in batched  # batched, no loop
     # and against central differences, example by example
     for k in range(2):
         flat = lambda w1, k=k: mlp_loss({**params, "W1": w1}, xs[k], ys[k])  # noqa: E731
