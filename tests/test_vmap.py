@@ -8,7 +8,7 @@ import adsrc
 from adsrc.api.batch_axes import bind_axes, infos_of, move_in
 from adsrc.api.vmap import _compiled
 from adsrc.errors import InvalidArgument, UnsupportedSyntax
-from adsrc.rules.batching import Info
+from adsrc.rules.batching import Info, Seq
 from gradcheck import numerical_grad
 
 rng = np.random.default_rng(7)
@@ -66,6 +66,9 @@ def _claims(info, expected):
     if isinstance(info, Info):
         if info.rank is not None and not isinstance(expected, (tuple, list, dict)):
             assert np.ndim(expected) - 1 == info.rank, (info, np.shape(expected))
+    elif isinstance(info, Seq):
+        for e in expected:
+            _claims(info.item, e)
     elif isinstance(info, dict):
         for k in info:
             _claims(info[k], expected[k])
@@ -159,6 +162,11 @@ def test_concatenate_stack_and_einsum():
 
 def test_linear_algebra_of_stacks():
     check(lambda a, v: np.linalg.inv(a) @ v + np.linalg.det(a), (0, 0), SQ, X)
+    check(lambda a: np.linalg.slogdet(a)[1] + np.linalg.eigh(a @ a.T)[0][0] + np.linalg.svd(a)[1], 0, SQ)
+
+
+def test_ufuncs_of_several_outputs_give_tuples():
+    check(lambda x: np.divmod(x, 0.3)[1] + np.modf(x)[0], 0, X)
 
 
 def helper(a, w):
@@ -258,7 +266,8 @@ def no_rule(x, w):
 
 def test_a_primitive_without_a_rule_runs_once_per_example():
     source = check(no_rule, (0, None), X, W, batched_source=False)
-    assert "np.stack([np.fft.fft(x[k]) for k in range(batch_size)])" in source
+    assert "per_example = [np.fft.fft(x[k]) for k in range(batch_size)]" in source
+    assert "examples_are_arrays(per_example, " in source  # checked to be arrays before they are stacked
     assert "w @ np.cos(x)" not in source  # everything else is batched
 
 
@@ -418,7 +427,7 @@ def index_by_a_tuple(m, where):
 
 
 def single_where(x):
-    return np.where(x > 0)[0]  # indices: their count differs from example to example
+    return np.where(x > 0)[0]  # a tuple of indices, run once per example
 
 
 def appends(x):
@@ -437,8 +446,8 @@ def reads_a_global(x):
 def test_a_tuple_index_and_np_where_of_one_argument_run_per_example():
     check(lambda m: index_by_a_tuple(m, (1, 2)), 0, M, batched_source=False)
     xs = np.array([[1.0, -1.0, 2.0], [-1.0, 3.0, 4.0]])
-    got = adsrc.vmap(single_where)(xs)
-    np.testing.assert_array_equal(got, [[0, 2], [1, 2]])
+    with pytest.raises(adsrc.errors.RefusedWhenRun, match="returns a tuple"):  # stacked, it would be an array
+        adsrc.vmap(single_where)(xs)
     idx = np.array([2, 0, 1, 1, 0])
     check(lambda m, i: m[i, 1:], (0, 0), M, idx, batched_source=False)  # a batched index
 
@@ -654,3 +663,38 @@ def test_vmap_of_vmap_and_keyword_only_arguments():
     np.testing.assert_allclose(adsrc.vmap(scaled)(X, scale=3.0), 3.0 * X)
     no_source = adsrc.vmap(np.linalg.norm)  # a function adsrc reads no source of runs once per example
     np.testing.assert_allclose(no_source(X), [np.linalg.norm(x) for x in X], rtol=1e-12)
+
+
+# ---- comprehensions ------------------------------------------------------------------------------
+def comprehensions(x, m, n):
+    powers = [x ** i for i in range(n)]
+    total = sum(p * 2.0 for p in powers)
+    rows = np.stack([np.sum(row * x) for row in m.T])  # over an example's first axis of m.T
+    pairs = [p[0] + p[1] for p in zip(range(2), range(2))]
+    return total + np.sum(np.array(powers), axis=0), rows, len(powers) + sum(pairs), powers[1:]
+
+
+def test_comprehensions_of_batched_values():
+    check(lambda x, m: comprehensions(x, m, 3), 0, X, M)
+    source = adsrc.vmap(lambda x, m: comprehensions(x, m, 3)).source(X, M)
+    assert "for k in range" not in source
+
+
+def batched_condition(x):
+    return [v for v in x if v > 0]
+
+
+def test_a_comprehension_condition_on_a_batched_value_is_refused():
+    with pytest.raises(UnsupportedSyntax, match="condition that depends on a batched value"):
+        adsrc.vmap(batched_condition)(X)
+
+
+def accumulates(x, n):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(x) * i  # a number the function made: rebound, as total = total + ...
+    return total
+
+
+def test_an_augmented_assignment_of_a_number_the_function_made():
+    check(lambda x: accumulates(x, 3), 0, X)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..frontend.parse import signature_of
-from ..rules.batching import Info, is_batched
+from ..rules.batching import Info, Seq, is_batched
 from ..transforms.batching import info_of
 from ..values import part, unthunk, zero
 from .derivative import Derivative
@@ -200,9 +200,15 @@ def owned(out: Any, args: list) -> Any:
                                       for leaf in leaves])
 
 
+def _items(info: Any, value: Any) -> Any:
+    """A comprehension's list (``Seq``) as the list of its items' infos."""
+    return [info.item] * len(value) if isinstance(info, Seq) and isinstance(value, (list, tuple)) else info
+
+
 def move_back(g: Any, value: Any, info: Any, axes: Axes) -> Any:
     """The pullback of ``move_out``: a cotangent of the output given back in the batched function's
     layout (batch axis first; summed over the examples for an output that was repeated)."""
+    info = _items(info, value)
     if g is zero:
         return zero
     if isinstance(value, dict):
@@ -240,6 +246,7 @@ def all_batched(value: Any) -> Any:
 
 def move_out(value: Any, info: Any, axes: Axes, size: int, func: Callable) -> Any:
     """An output with each leaf's batch axis at its place in ``out_axes`` (unbatched leaves repeated)."""
+    info = _items(info, value)
     if isinstance(info, Info) or not isinstance(value, (dict, tuple, list)):
         return _leaf_out(value, is_batched(info), axes, size, func)
     if isinstance(value, dict):

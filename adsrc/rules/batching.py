@@ -37,7 +37,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["Info", "Val", "Display", "RULES", "rule_for", "aligned", "elementwise", "reduction", "literal", "join", "NOT_LITERAL"]
+from ..errors import RefusedWhenRun
+from .registry import register_nondifferentiable
+
+__all__ = ["Info", "Val", "Seq", "Display", "EXAMPLES_CHECK", "examples_are_arrays", "RULES", "rule_for", "aligned", "elementwise", "reduction", "literal", "join", "Mismatch", "NOT_LITERAL"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,12 @@ class Val:
     tuple, list or dict of infos for a container)."""
     code: str
     info: Any
+
+
+@dataclass(frozen=True)
+class Seq:
+    """What is known of a list of unknown length whose items are all alike (a comprehension's): ``item``."""
+    item: Any
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,8 @@ def is_batched(info: Any) -> bool:
     """Whether a value, or any value inside a container, is batched."""
     if isinstance(info, Info):
         return info.batched
+    if isinstance(info, Seq):
+        return is_batched(info.item)
     items = info.values() if isinstance(info, dict) else info
     return any(is_batched(i) for i in items)
 
@@ -93,7 +104,16 @@ def join(a: Any, b: Any) -> Any:
         return type(a)(join(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
         return {k: join(a[k], b[k]) for k in a}
-    return Info(is_batched(a) or is_batched(b), None)
+    if isinstance(a, Seq) and isinstance(b, Seq):
+        return Seq(join(a.item, b.item))
+    if is_batched(a) or is_batched(b):  # a container on one path, something else on the other
+        raise Mismatch(f"{a!r} and {b!r}")
+    return Info(False, None)  # left as written wherever it is used: nothing batched depends on it
+
+
+class Mismatch(ValueError):
+    """Two paths give a name batched values of different kinds (a tuple and an array, tuples of different
+    lengths): the transform refuses the function, naming the line."""
 
 
 def call(name: str, args: list[str], kwargs: dict[str, str]) -> str:
@@ -229,8 +249,11 @@ def _array(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Opt
             return Val(_original(name, args, kwargs), Info(False, np.ndim(value)))
         except ValueError:  # ragged
             return None
-    if isinstance(first, Display) and is_batched(first.info) and len(args) == 1 and not kwargs:
-        return _joined(True)("np.stack", [first], {}, size)  # a display of batched values: stacked per example
+    if (isinstance(first, Display) or isinstance(first.info, Seq)) and is_batched(first.info) and len(args) == 1 \
+            and not kwargs:
+        return _joined(True)("np.stack", [first], {}, size)  # a list of batched values: stacked per example
+    if isinstance(first.info, Seq):
+        return None if is_batched(first.info) else Val(_original(name, args, kwargs), Info(False, None))
     if is_batched(first.info) or isinstance(first.info, dict):
         return None
     ranks = {m.rank if isinstance(m, Info) else None for m in first.info}
@@ -354,10 +377,20 @@ def _joined(stacking: bool) -> Rule:
     example, and the axis moves past the batch axis."""
     def rule(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
         bound = _bind(args, kwargs, ("arrays", "axis"))
-        if bound is None or not isinstance(bound["arrays"].info, (list, tuple)):
+        if bound is None:
             return None
-        members = bound["arrays"].info
         axis = literal(bound["axis"]) if "axis" in bound else 0
+        seq = bound["arrays"].info
+        if isinstance(seq, Seq) and isinstance(seq.item, Info):  # a comprehension's items, all alike
+            rank = None if seq.item.rank is None else seq.item.rank + stacking
+            if not seq.item.batched:
+                return Val(_original(name, args, kwargs), Info(False, rank))
+            if seq.item.rank is None or not isinstance(axis, int):
+                return None
+            return Val(f"{name}({bound['arrays'].code}, axis={_shift(axis)})", Info(True, rank))
+        if not isinstance(seq, (list, tuple)):
+            return None
+        members = seq
         if not members or not all(isinstance(m, Info) for m in members):
             return None
         ranks = {m.rank for m in members if m.rank is not None}  # NumPy refuses members of different ranks
@@ -424,7 +457,9 @@ def _stacked(drop: int) -> Rule:
 
 
 def _len(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
-    """``len`` of an array: its first axis per example, the same for every example."""
+    """``len`` of an array: its first axis per example, the same for every example; of a list, its length."""
+    if len(args) == 1 and not kwargs and isinstance(args[0].info, (Seq, list, tuple, dict)):
+        return Val(_original(name, args, kwargs), Info(False, 0))
     if len(args) != 1 or kwargs or not isinstance(args[0].info, Info):
         return None
     if not args[0].info.batched:
@@ -437,8 +472,51 @@ def _where(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Opt
     return elementwise(name, args, kwargs, size) if len(args) == 3 and not kwargs else None
 
 
+def _outputs(count: int) -> Rule:
+    """A ufunc of several outputs (np.divmod, np.modf, np.frexp): elementwise, a tuple of results."""
+    def rule(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+        found = elementwise(name, args, kwargs, size)
+        return None if found is None else Val(found.code, tuple([found.info] * count))
+    return rule
+
+
+def _stacked_parts(*drops: int) -> Rule:
+    """A linear-algebra function of a stack of matrices that returns several arrays (slogdet, eigh, svd,
+    qr): the batch is one more stacking axis; ``drops``: the ranks each result has fewer than the input."""
+    def rule(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+        if len(args) != 1 or kwargs or _arrays(args) is None or args[0].info.rank is None \
+                or args[0].info.rank < 2:
+            return None if args and is_batched(args[0].info) else \
+                Val(_original(name, args, kwargs), tuple(Info(False, None) for _ in drops))
+        x = args[0]
+        return Val(_original(name, args, kwargs), tuple(Info(x.info.batched, x.info.rank - d) for d in drops))
+    return rule
+
+
+def _sum(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+    """Python's ``sum`` of a list of batched values of one rank (a comprehension, a display): added one by
+    one as per example; a start value that is not batched and of no higher rank."""
+    bound = _bind(args, kwargs, ("iterable", "start"))
+    if bound is None:
+        return None
+    items = bound["iterable"].info
+    members = [items.item] if isinstance(items, Seq) else list(items) if isinstance(items, (list, tuple)) else None
+    start = bound.get("start")
+    if members is None or not all(isinstance(m, Info) for m in members) or start is not None and (
+            not isinstance(start.info, Info) or start.info.batched or start.info.rank is None):
+        return None
+    batched = [m for m in members if m.batched]
+    ranks = {m.rank for m in batched}
+    if not batched:
+        return Val(_original(name, args, kwargs), Info(False, None))
+    if len(ranks) != 1 or None in ranks or any(m.rank is None or m.rank > next(iter(ranks)) for m in members) \
+            or start is not None and start.info.rank > next(iter(ranks)):
+        return None
+    return Val(_original(name, args, kwargs), Info(True, ranks.pop()))
+
+
 RULES: dict[Any, Rule] = {
-    len: _len,
+    len: _len, sum: _sum, range: _created(1),
     np.where: _where, np.clip: elementwise,
     np.sum: reduction, np.prod: reduction, np.mean: reduction, np.nansum: reduction, np.nanmean: reduction,
     np.any: _EXTREMUM, np.all: _EXTREMUM, np.max: _EXTREMUM, np.min: _EXTREMUM, np.amax: _EXTREMUM,
@@ -451,6 +529,8 @@ RULES: dict[Any, Rule] = {
     np.swapaxes: _swapaxes, np.concatenate: _joined(False), np.stack: _joined(True), np.einsum: _einsum,
     np.zeros: _created(None), np.ones: _created(None), np.empty: _created(None), np.full: _created(None),
     np.arange: _created(1), np.linspace: _created(1), np.eye: _created(2), np.identity: _created(2),
+    np.linalg.slogdet: _stacked_parts(2, 2), np.linalg.eigh: _stacked_parts(1, 0), np.linalg.eig: _stacked_parts(1, 0),
+    np.linalg.svd: _stacked_parts(0, 1, 0), np.linalg.qr: _stacked_parts(0, 0),
     np.linalg.inv: _stacked(0), np.linalg.det: _stacked(2), np.linalg.cholesky: _stacked(0),
 }
 
@@ -467,6 +547,31 @@ def _add_scipy_rules() -> None:
     RULES[special.logsumexp] = _LOGSUMEXP
 
 
+EXAMPLES_CHECK = "examples_are_arrays"  # its name in batched code
+
+
+def examples_are_arrays(results: list, where: str) -> None:
+    """The check batched code makes of the results of a call it ran once per example (the loop fallback)
+    before stacking them: arrays or numbers. A list, tuple, dict or other object, stacked, would become an
+    array on which the rest of the function would compute something else, so it is refused when made.
+
+    >>> examples_are_arrays([np.ones(2), 1.0], "f.py:3")
+    >>> examples_are_arrays([[1.0, 2.0]], "f.py:3")
+    Traceback (most recent call last):
+    ...
+    adsrc.errors.RefusedWhenRun: f.py:3: under adsrc.vmap, a call run once per example that returns a list is not supported by adsrc; batch it with NumPy operations that return arrays, or return the list's items separately
+    """
+    for result in results:
+        if not isinstance(result, (np.ndarray, np.generic, bool, int, float, complex)):
+            raise RefusedWhenRun(f"under adsrc.vmap, a call run once per example that returns a "
+                                 f"{type(result).__name__}", where,
+                                 "batch it with NumPy operations that return arrays, or return the list's items "
+                                 "separately")
+
+
+register_nondifferentiable(examples_are_arrays)
+
+
 def rule_for(func: Any) -> Optional[Rule]:
     """The batching rule of a primitive: declared in :data:`RULES`, else :func:`elementwise` for any
     ufunc, else None (the transform loops over the batch for that call).
@@ -480,5 +585,5 @@ def rule_for(func: Any) -> Optional[Rule]:
     except TypeError:  # unhashable
         return None
     if found is None and isinstance(func, np.ufunc):
-        return elementwise
+        return elementwise if func.nout == 1 else _outputs(func.nout)
     return found

@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from ..frontend.parse import _MISSING
-from ..rules.batching import Display, Info, Val, aligned, is_batched, join, literal, rule_for
+from ..rules.batching import (EXAMPLES_CHECK, Display, Info, Seq, Val, aligned, examples_are_arrays, is_batched, literal, rule_for)
 
 __all__ = ["Expressions", "info_of", "NUMPY_NAME"]
 
@@ -69,7 +69,8 @@ class Expressions:
         if isinstance(node, gast.BinOp):
             left, right = self.expr(node.left, env), self.expr(node.right, env)
             if isinstance(node.op, gast.MatMult):
-                return self.primitive(node, "@", "@", [left, right], {}, env)
+                return self.primitive(node, "@", "@", [left, right], {}, env,
+                                      original=f"{_wrap(left.code)} @ {_wrap(right.code)}")
             func, symbol = _OPERATORS[type(node.op)]
             done = aligned([Val(_wrap(left.code), left.info), Val(_wrap(right.code), right.info)])
             if done is None or (not is_batched(left.info) and not is_batched(right.info)):
@@ -127,7 +128,41 @@ class Expressions:
             return self.attribute(node, env)
         if isinstance(node, gast.Call):
             return self.call(node, env, effect)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+            return self.comprehension(node, env)
         return self.opaque(node, env)
+
+    def comprehension(self, node: gast.ListComp | gast.GeneratorExp, env: dict) -> Val:
+        """``[e for v in xs if c]``: the same comprehension with ``e`` batched, a list of items alike (a
+        generator of batched values becomes a list, so that it can be read once per example). Each
+        ``xs`` steps over an example's first axis; the conditions must be the same for every example."""
+        reads = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        if not any(is_batched(env[n]) for n in reads if n in env):
+            return self.opaque(node, env)
+        inner = dict(env)
+        clauses = []
+        self.hoisting += 1  # evaluated once per item: nothing may move before the statement
+        try:
+            for generator in node.generators:
+                element = self.element(self.expr(generator.iter, inner), generator)
+                target = generator.target
+                if isinstance(target, gast.Name):
+                    inner[target.id] = element.info
+                elif not is_batched(element.info) and all(isinstance(t, gast.Name) for t in getattr(target, "elts", [])):
+                    for t in target.elts:
+                        inner[t.id] = Info(False, None)
+                else:
+                    raise self.refuse(generator, "unpacking batched items in a comprehension",
+                                      "unpack them in the comprehension's expression (p[0], p[1])")
+                tests = [self.expr(test, inner) for test in generator.ifs]
+                if any(is_batched(t.info) for t in tests):
+                    raise self.refuse(generator, "a comprehension's condition that depends on a batched value",
+                                      "choose per example with np.where")
+                clauses.append(f"for {_code(target)} in {element.code}" + "".join(f" if {t.code}" for t in tests))
+            item = self.expr(node.elt, inner)
+        finally:
+            self.hoisting -= 1
+        return Val(f"[{item.code} {' '.join(clauses)}]", Seq(item.info))
 
     def opaque(self, node: gast.AST, env: dict) -> Val:
         """An expression the transform leaves as written: refused if it reads a batched name."""
@@ -147,14 +182,27 @@ class Expressions:
             body, orelse = self.expr(node.body, env), self.expr(node.orelse, env)
         finally:
             self.hoisting -= 1
-        info = join(body.info, orelse.info)
+        info = self.join(body.info, orelse.info, node)
         body, orelse = self.coerced(body, info), self.coerced(orelse, info)
         return Val(f"{_wrap(body.code)} if {_wrap(test.code)} else {_wrap(orelse.code)}", info)
 
     def subscript(self, node: gast.Subscript, env: dict) -> Val:
         value = self.expr(node.value, env)
         index = node.slice
+        if isinstance(value.info, Seq):  # a comprehension's list: each item alike
+            selector = self.expr(index, env) if not isinstance(index, gast.Slice) else None
+            if selector is not None and is_batched(selector.info) or isinstance(index, gast.Slice) and any(
+                    is_batched(self.expr(b, env).info) for b in (index.lower, index.upper, index.step) if b):
+                raise self.refuse(node, "choosing from a list by a batched index", "use np.stack and indexing")
+            info = value.info if isinstance(index, gast.Slice) else value.info.item
+            return Val(f"{_wrap(value.code)}[{_code(index)}]", info)
         if not isinstance(value.info, Info):
+            if isinstance(index, gast.Slice):  # a tuple's or list's slice: its items' infos, if the bounds are known
+                bounds = [literal(Val(_code(b), None)) if b is not None else None
+                          for b in (index.lower, index.upper, index.step)]
+                if isinstance(value.info, (tuple, list)) and all(b is None or isinstance(b, int) for b in bounds):
+                    return Val(f"{_wrap(value.code)}[{_code(index)}]", value.info[slice(*bounds)])
+                return self.opaque(node, env)
             key = literal(Val(_code(index), None))
             info = value.info
             if isinstance(info, dict) and key in info or isinstance(info, (tuple, list)) and isinstance(key, int) \
@@ -165,7 +213,7 @@ class Expressions:
                 return self.opaque(node, env)
             common = members[0]
             for m in members[1:]:
-                common = join(common, m)
+                common = self.join(common, m, node)
             selector = self.expr(index, env)
             if is_batched(selector.info):
                 raise self.refuse(node, "choosing from a container by a batched index", "use np.stack and indexing")
@@ -304,6 +352,8 @@ class Expressions:
         names, count = list(kwargs), len(args)
 
         def per_example(codes: list[str]) -> str:  # the call of one example, given its arguments' codes
+            if name == "@":
+                return f"{codes[0]} @ {codes[1]}"
             return _call(name, codes[:count], [f"{k}={v}" for k, v in zip(names, codes[count:])])
 
         if effect:
@@ -330,18 +380,21 @@ class Expressions:
                 bound = self.fresh(f"{func.__name__}_vmap" if func.__name__.isidentifier() else "f_vmap")
                 self.bindings[bound] = function
                 return Val(f"{bound}({', '.join(a.code for a in args)})", info)
-        looped = self.fallback(node, per_example, [*args, *kwargs.values()], {})
-        if rule is not None:  # the rule may still know the rank of one example's result
+        rank = None
+        if rule is not None:  # the rule may still know the rank of one example's result: an array's
             one = rule(name, [_one_example(a) for a in wrapped], {k: _one_example(v) for k, v in kw.items()},
                        self.size)
-            if one is not None and isinstance(one.info, Info):
-                return Val(looped.code, Info(True, one.info.rank))
-        return looped
+            if one is not None and isinstance(one.info, Info) and one.info.rank is not None:
+                rank = one.info.rank
+        looped = self.fallback(node, per_example, [*args, *kwargs.values()], {}, known=rank is not None)
+        return Val(looped.code, Info(True, rank))
 
     def fallback(self, node: gast.AST, build: Callable[[list[str]], str], args: list[Val], kwargs: dict,
-                 effect: bool = False) -> Val:
+                 effect: bool = False, known: bool = False) -> Val:
         """The documented fallback: the call once per example, its batched arguments computed once before
-        the statement, the results stacked."""
+        the statement, the results stacked. Unless a rule ``known`` them to be arrays, the results are
+        checked to be arrays or numbers when they are made: stacked, a list would become an array, on which
+        ``+`` means something else."""
         k = self.fresh("k")
         self.loops += not effect
         codes = []
@@ -352,8 +405,8 @@ class Expressions:
             code = arg.code
             if not code.isidentifier():
                 if self.hoisting:
-                    raise self.refuse(node, "a call without a batching rule inside a conditional expression",
-                                      "compute it in a statement of its own before the choice")
+                    raise self.refuse(node, "a call without a batching rule inside a conditional expression or "
+                                            "a comprehension", "compute it in a statement of its own before")
                 temp = self.fresh("batched")
                 self.pre.append(f"{temp} = {code}")
                 code = temp
@@ -361,7 +414,16 @@ class Expressions:
         self._taken.discard(k)
         if effect:
             return Val(f"for {k} in range({self.size}):\n    {build(codes)}", Info(False, None))
-        return Val(f"np.stack([{build(codes)} for {k} in range({self.size})])", Info(True, None))
+        results = f"[{build(codes)} for {k} in range({self.size})]"
+        if not known:
+            if self.hoisting:
+                raise self.refuse(node, "a call without a batching rule inside a conditional expression or a "
+                                        "comprehension", "compute it in a statement of its own before")
+            temp = self.fresh("per_example")
+            self.pre += [f"{temp} = {results}", f"{EXAMPLES_CHECK}({temp}, {self.parsed.where(node)!r})"]
+            self.bindings[EXAMPLES_CHECK] = examples_are_arrays
+            results = temp
+        return Val(f"np.stack({results})", Info(True, None))
 
 
 def _call(name: str, args: list[str], keywords: list[str]) -> str:
@@ -371,6 +433,8 @@ def _call(name: str, args: list[str], keywords: list[str]) -> str:
 def _unbatched(info: Any) -> Any:
     if isinstance(info, Info):
         return Info(False, info.rank)
+    if isinstance(info, Seq):
+        return Seq(_unbatched(info.item))
     if isinstance(info, dict):
         return {k: _unbatched(v) for k, v in info.items()}
     return type(info)(_unbatched(v) for v in info)
@@ -387,6 +451,8 @@ def _per_example(code: str, info: Any, k: str) -> str:
     """The expression for example ``k`` of a batched value (a container: of each batched member)."""
     if isinstance(info, Info):
         return f"{code}[{k}]" if info.batched else code
+    if isinstance(info, Seq):
+        return f"[{_per_example('each', info.item, k)} for each in {code}]"
     if isinstance(info, dict):
         return "{" + ", ".join(f"{key!r}: {_per_example(f'{code}[{key!r}]', i, k)}" for key, i in info.items()) + "}"
     items = [_per_example(f"{code}[{j}]", i, k) for j, i in enumerate(info)]

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..frontend.parse import _MISSING, Parsed
-from ..rules.batching import Info, Val, broadcast, is_batched, join
+from ..rules.batching import Info, Mismatch, Seq, Val, broadcast, is_batched, join
 from .batched_expressions import NUMPY_NAME, Expressions, _code, _wrap, info_of
 
 __all__ = ["Batcher", "info_of", "NUMPY_NAME"]
@@ -75,7 +75,7 @@ class Batcher(Expressions):
             body, _ = self.block(node.body, env)
             result = self.returns[0] if self.returns else Info(False, None)
             for other in self.returns[1:]:
-                result = join(result, other)
+                result = self.join(result, other, node)
             if len(self.returns) <= 1 or self.forced == result:
                 break
             self.forced = result
@@ -148,6 +148,16 @@ class Batcher(Expressions):
         self._taken.add(name)
         return name
 
+    def join(self, a: Any, b: Any, node: gast.AST) -> Any:
+        """What is known of a value that is ``a`` on one path and ``b`` on another (rules/batching.py
+        ``join``), refused where the two are batched values of different kinds."""
+        try:
+            return join(a, b)
+        except Mismatch:
+            raise self.refuse(node, "a name or result that holds batched values of different kinds on "
+                                    "different paths (a tuple and an array, say)",
+                              "give it values of the same kind on every path") from None
+
     def refuse(self, node: gast.AST, construct: str, hint: str) -> UnsupportedSyntax:
         return UnsupportedSyntax(f"under adsrc.vmap, {construct}", self.parsed.where(node), hint)
 
@@ -176,6 +186,12 @@ class Batcher(Expressions):
                 stmt.target.id in env else Val(stmt.target.id, Info(False, None))
             value = self.expr(stmt.value, env)
             if is_batched(target.info) or is_batched(value.info):
+                if isinstance(stmt.target, gast.Name) and stmt.target.id in self._own \
+                        and isinstance(target.info, Info) and target.info.rank == 0:
+                    # a number the function made: x op= y rebinds x, as x = x op y does
+                    binop = gast.BinOp(left=gast.Name(id=stmt.target.id, ctx=gast.Load(), annotation=None,
+                                                      type_comment=None), op=stmt.op, right=stmt.value)
+                    return self.assign(stmt.target, self.expr(gast.copy_location(binop, stmt), env), env)
                 raise self.refuse(stmt, "an augmented assignment of a batched value",
                                   "Python would write into the array in place; write `x = x + y` instead")
             self._owned_or_refuse(stmt.target, stmt)
@@ -303,6 +319,8 @@ class Batcher(Expressions):
             temp = self.fresh("value")
             self.pre.append(f"{temp} = {value.code}")
             value = Val(temp, have)
+        if isinstance(want, Seq) and isinstance(have, Seq):
+            return Val(f"[{self.coerced(Val('each', have.item), want.item).code} for each in {value.code}]", want)
         if isinstance(want, dict) and isinstance(have, dict):
             items = [f"{k!r}: {self.coerced(Val(f'{value.code}[{k!r}]', have[k]), want[k]).code}" for k in want]
             return Val("{" + ", ".join(items) + "}", want)
@@ -317,7 +335,7 @@ class Batcher(Expressions):
         met: dict = {}
         for env in ends:
             for name, info in env.items():
-                met[name] = join(met[name], info) if name in met else info
+                met[name] = self.join(met[name], info, node) if name in met else info
         fixes = []
         for env in ends:
             self.pre = []
@@ -416,10 +434,15 @@ class Batcher(Expressions):
         if isinstance(info, Info):
             rank = None if info.rank is None else info.rank - 1
             if info.batched:
+                if info.rank is None:
+                    raise self.refuse(node, "a loop over a batched value of unknown rank",
+                                      "loop over a range or an array made by NumPy operations with batching rules")
                 if info.rank == 0:
                     raise self.refuse(node, "a loop over a batched scalar", "it cannot be iterated")
                 return Val(f"np.moveaxis({_wrap(iterable.code)}, 1, 0)", Info(True, rank))
             return Val(iterable.code, Info(False, rank))
+        if isinstance(info, Seq):
+            return Val(iterable.code, info.item)
         members = list(info.values()) if isinstance(info, dict) else list(info)
         if isinstance(info, dict):
             if is_batched(info):
@@ -427,7 +450,7 @@ class Batcher(Expressions):
             return Val(iterable.code, Info(False, None))
         common = members[0] if members else Info(False, None)
         for m in members[1:]:
-            common = join(common, m)
+            common = self.join(common, m, node)
         return Val(iterable.code, common)
 
 
