@@ -698,3 +698,13 @@ def accumulates(x, n):
 
 def test_an_augmented_assignment_of_a_number_the_function_made():
     check(lambda x: accumulates(x, 3), 0, X)
+
+
+def unknown_rank(x):
+    spectrum = np.abs(np.fft.fft(x)) ** 2  # of a rank the transform cannot tell, after the loop
+    return np.sum(spectrum), np.argmax(spectrum), np.mean(spectrum * 2.0)
+
+
+def test_after_a_loop_elementwise_with_numbers_and_whole_reductions_stay_batched():
+    source = check(unknown_rank, 0, M, batched_source=False)
+    assert source.count("for k in range") == 1, source

@@ -150,7 +150,12 @@ def aligned(args: list[Val]) -> Optional[tuple[list[str], Info]]:
         return None
     batched = any(i.batched for i in infos)
     if any(i.rank is None for i in infos):
-        return None if batched else ([a.code for a in args], Info(False, None))
+        if not batched:
+            return [a.code for a in args], Info(False, None)
+        alone = [i for i in infos if i.batched]
+        if len(alone) == 1 and all(i.batched or i.rank == 0 for i in infos):  # one batched value and numbers:
+            return [a.code for a in args], alone[0]  # nothing to align, whatever its rank
+        return None
     rank = max((i.rank for i in infos), default=0)
     return [expand(a, rank) if a.info.batched else a.code for a in args], Info(batched, rank)
 
@@ -203,6 +208,11 @@ def _reduction(names: tuple[str, ...], flat_none: bool = False) -> Rule:
             return None
         x = bound[names[0]]
         keep = literal(bound["keepdims"]) if "keepdims" in bound else False
+        whole = "axis" not in bound or literal(bound["axis"]) is None
+        if x.info.rank is None and x.info.batched and whole and keep is False:
+            # every axis of an example, whatever their number: the example flattened first
+            out = {k: v.code for k, v in bound.items() if k not in (names[0], "axis")}
+            return Val(call(name, [f"np.reshape({x.code}, ({size}, -1))"], {"axis": "1", **out}), Info(True, 0))
         if x.info.rank is None or keep not in (True, False):
             return None if x.info.batched else Val(_original(name, args, kwargs), Info(False, None))
         axes = _axes(bound, x.info.rank)
@@ -515,8 +525,42 @@ def _sum(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optio
     return Val(_original(name, args, kwargs), Info(True, ranks.pop()))
 
 
+def _sequence_item(val: Val) -> Any:
+    """What each item of a sequence a for loop or zip steps over is, or None where it cannot tell (or
+    where the items would be examples: an array batched along its first axis)."""
+    info = val.info
+    if isinstance(info, Seq):
+        return info.item
+    if isinstance(info, Info):
+        return None if info.batched else Info(False, None if info.rank is None else info.rank - 1)
+    if isinstance(info, (list, tuple)) and info:
+        common = info[0]
+        for member in info[1:]:
+            try:
+                common = join(common, member)
+            except Mismatch:
+                return None
+        return common
+    return None
+
+
+def _zip(name: str, args: list[Val], kwargs: dict[str, Val], size: str) -> Optional[Val]:
+    """zip and enumerate of lists of batched values: the same pairs, each a tuple of items."""
+    if kwargs or not args:
+        return None
+    items = [_sequence_item(a) for a in args]
+    if any(i is None for i in items):
+        return None if any(is_batched(a.info) for a in args) else Val(_original(name, args, kwargs),
+                                                                         Info(False, None))
+    if name == "enumerate" and len(args) == 1:
+        return Val(_original(name, args, kwargs), Seq((Info(False, 0), items[0])))
+    if name == "enumerate":
+        return None
+    return Val(_original(name, args, kwargs), Seq(tuple(items)))
+
+
 RULES: dict[Any, Rule] = {
-    len: _len, sum: _sum, range: _created(1),
+    len: _len, sum: _sum, range: _created(1), zip: _zip, enumerate: _zip,
     np.where: _where, np.clip: elementwise,
     np.sum: reduction, np.prod: reduction, np.mean: reduction, np.nansum: reduction, np.nanmean: reduction,
     np.any: _EXTREMUM, np.all: _EXTREMUM, np.max: _EXTREMUM, np.min: _EXTREMUM, np.amax: _EXTREMUM,

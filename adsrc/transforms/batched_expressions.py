@@ -141,16 +141,22 @@ class Expressions:
             return self.opaque(node, env)
         inner = dict(env)
         clauses = []
-        self.hoisting += 1  # evaluated once per item: nothing may move before the statement
+        first = self.expr(node.generators[0].iter, inner)  # evaluated once, before the items
+        self.hoisting += 1  # the rest once per item: nothing of it may move before the statement
         try:
             for generator in node.generators:
-                element = self.element(self.expr(generator.iter, inner), generator)
+                iterable = first if generator is node.generators[0] else self.expr(generator.iter, inner)
+                element = self.element(iterable, generator)
                 target = generator.target
+                names = getattr(target, "elts", None)
                 if isinstance(target, gast.Name):
                     inner[target.id] = element.info
-                elif not is_batched(element.info) and all(isinstance(t, gast.Name) for t in getattr(target, "elts", [])):
-                    for t in target.elts:
-                        inner[t.id] = Info(False, None)
+                elif names is not None and all(isinstance(t, gast.Name) for t in names) and (
+                        not is_batched(element.info) or isinstance(element.info, (tuple, list))
+                        and len(element.info) == len(names)):
+                    for j, t in enumerate(names):
+                        inner[t.id] = element.info[j] if isinstance(element.info, (tuple, list)) else \
+                            Info(False, None)
                 else:
                     raise self.refuse(generator, "unpacking batched items in a comprehension",
                                       "unpack them in the comprehension's expression (p[0], p[1])")
