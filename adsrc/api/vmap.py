@@ -267,7 +267,16 @@ def _plain_call(func: Callable, moved: list, axes: list) -> tuple[Any, Any]:
 
 
 # ---- grad -------------------------------------------------------------------------------------
-_summed: dict[Any, Any] = {}
+_summed: dict[Any, Any] = {}  # what these keep refers to the user's function: the latest _KEPT of each
+_KEPT = 64
+
+
+def _remember(cache: dict, key: Any, value: Any) -> Any:
+    """``cache[key] = value``, forgetting the oldest entry past _KEPT."""
+    cache[key] = value
+    while len(cache) > _KEPT:
+        cache.pop(next(iter(cache)))
+    return value
 
 
 def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple[Any, Any]:
@@ -300,7 +309,7 @@ def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple
         summed = load(source, f"vmap of {name_of(of)}", {NUMPY_NAME: np, done.function.__name__: done.function},
                       f"{done.function.__name__}_summed")
         derivative = grad(summed, wrt=d.wrt if d.many else d.wrt[0], eager=d.eager, has_aux=True)
-        _summed[key] = (derivative, summed)
+        _remember(_summed, key, (derivative, summed))
     else:
         derivative = derivative[0]
     gradient, losses = derivative(*moved)
@@ -343,7 +352,7 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
         source = (f"def {called}_rows({', '.join(names)}, cotangent):\n"
                   f"    return np.sum({called}({', '.join(names)}) * cotangent)\n")
         maker = load(source, f"jacobian of {name_of(func)}", {NUMPY_NAME: np, called: func}, f"{called}_rows")
-        _row_makers[func] = maker
+        _remember(_row_makers, func, maker)
     size = np.size(value)
     units = np.eye(size).reshape((size,) + np.shape(value))
     axes = [None] * len(values) + [0]
@@ -358,5 +367,5 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     key = (maker, tuple(wrt), len(values))
     batched = _row_makers.get(key)
     if batched is None:
-        batched = _row_makers[key] = Vmapped(grad(maker, wrt=tuple(wrt)), tuple(axes), 0, None)
+        batched = _remember(_row_makers, key, Vmapped(grad(maker, wrt=tuple(wrt)), tuple(axes), 0, None))
     return value, batched(*values, units)
