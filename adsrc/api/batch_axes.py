@@ -138,7 +138,7 @@ def repeat(value: Any, axes: Axes, size: int) -> Any:
     if axes is not None or value is None:
         return value
     array = np.asarray(value)  # an int stays an int, for grad to refuse as a loop of grad calls would
-    return np.broadcast_to(array, (size,) + array.shape).copy()
+    return np.broadcast_to(array, (size,) + array.shape)  # a view: read, never written
 
 
 def _example(value: Any, axes: Axes, k: int) -> Any:
