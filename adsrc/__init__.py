@@ -15,6 +15,7 @@ from .api.explain import explain
 from .api.elementwise import elementwise_grad
 from .api.implicit import fixed_point
 from .api.minimize import minimize
+from .api.vmap import vmap
 from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable
@@ -31,5 +32,5 @@ __all__ = [
     "accumulate", "jvp", "jvp_source", "hvp", "hessian", "jacobian", "Derivative", "check_grads", "checkpoint",
     "checkpoint_loop", "cache_info", "explain", "tree_map", "tree_leaves", "tree_structure", "tree_flatten", "tree_unflatten",
     "TreeStructure", "ravel_pytree", "optimizers",
-    "elementwise_grad", "fixed_point", "minimize",
+    "elementwise_grad", "fixed_point", "minimize", "vmap",
 ]

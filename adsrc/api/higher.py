@@ -24,6 +24,7 @@ from .gradients import grad, vjp
 from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 from .trees import flatten
 from .primitives import callable_for
+from .vmap import vjp_rows
 
 
 def _root(func: Callable) -> Callable:
@@ -186,7 +187,9 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
     arguments (a tuple over a tuple ``wrt``, inside it each argument's own
     tuple, list or dict), and each input leaf there holds the block
     ``d output_leaf / d input_leaf``. ``mode="rev"`` builds it row by row
-    through ``vjp`` (good for few outputs), ``mode="fwd"`` column by column
+    through ``vjp`` (good for few outputs; every row from one batched sweep
+    where the output is one float array and ``adsrc.vmap`` batches every call
+    of ``func``, docs/vmap.md), ``mode="fwd"`` column by column
     through ``jvp`` (good for few inputs). The Jacobian of a gradient (a
     Hessian) is always built forward over reverse.
 
@@ -253,7 +256,13 @@ def _forward_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...
 
 def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],
                     inputs: list[tuple[list, Callable]]) -> tuple[Any, list]:
-    """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: one vjp per output element."""
+    """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: every row from one batched
+    sweep where vmap batches every call (vmap.py ``vjp_rows``), else one vjp per output element."""
+    batched = vjp_rows(func, list(values), wrt_positions)
+    if batched is not None:
+        value, rows = batched
+        return value, [[[stack_rows(list(row), value, leaf) for row, leaf in zip(flatten(rows[p])[0], inputs[p][0])]
+                        for p in range(len(inputs))]]
     value, pullback = vjp(func, *values, wrt=wrt_positions)
     out_leaves, out_unflatten = flatten(value)
     blocks = []

@@ -171,7 +171,8 @@ class CallSplitter(CalleeResolver):
                 and callable(obj) and not method and not inspect.isclass(obj) and not inspect.isbuiltin(obj) \
                 and not recomputes(obj):  # a checkpointed function is linked below, as a user function
             target = bound_parts(obj)[0]
-            if not inspect.isfunction(target) and registry.lookup(target) is None:
+            if not inspect.isfunction(target) and registry.lookup(target) is None \
+                    and not hasattr(type(obj), "__adsrc_pullback__"):  # adsrc.grad(g), adsrc.vmap(g): their own
                 raise NoGradientRule(label, self.where(node))
             return self.dynamic(node, False)  # a bound method, a partial, a callable object, or f(*xs)
         if obj is dict and node.keywords and len(node.args) <= 1 and not spread:

@@ -120,6 +120,9 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
     tangents are regrouped the same way)."""
     first, *atoms = args
     plan = fn.plan(first, tuple(atoms), kwargs)
+    if plan.derivative is not None and getattr(plan.derivative, "order", None) is None:  # adsrc.vmap(g)
+        raise NotDifferentiable(f"a second derivative through {plan.label}, called at {fn.where}: adsrc "
+                                f"differentiates a call of it once (grad, vjp, jvp), not twice")
     if plan.derivative is not None:  # a gradient called inside: its pullback is already a second derivative
         raise NotDifferentiable(f"differentiating {plan.label}, called at {fn.where}, twice more: that is a third "
                                   f"derivative, and adsrc differentiates up to order 2")
