@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import hand  # noqa: E402
 from benchmarks.checks import fd_entries  # noqa: E402
+from benchmarks.spellings import FAMILIES, variants  # noqa: E402
 from benchmarks.workloads import WORKLOADS  # noqa: E402
 
 
@@ -74,3 +75,35 @@ def test_compile_shapes_differentiate_right(shape, n):
     from benchmarks.compile_shapes import make
     from gradcheck import check
     check(make(shape, n), np.linspace(0.1, 0.9, 5), 0.3, wrt=(0, 1))
+
+
+def _spelling_variants():
+    return [pytest.param(family, v, id=f"{family.name}: {v.label}")
+            for family in FAMILIES.values() for v in variants(family)]
+
+
+@pytest.mark.parametrize("family, variant", _spelling_variants())
+def test_every_spelling_differentiates_right_or_is_refused(family, variant):
+    """benchmarks/spellings.py's generated variants at tiny sizes: each computes its family's
+    function, and adsrc either refuses it before running (an AdsrcError naming the line) or
+    gets the gradient right, lazy and eager, against central finite differences."""
+    import adsrc
+    from gradcheck import check
+    args = family.make_args(True)
+    first = variants(family)[0]
+    np.testing.assert_allclose(variant.f(*args), first.f(*args), rtol=1e-12)
+    try:
+        adsrc.grad(variant.f, wrt=family.wrt)(*args)
+    except adsrc.AdsrcError as e:
+        assert str(e).startswith(f"<spellings: {family.name}: {variant.label}>:"), str(e)  # names file:line
+        return
+    check(variant.f, *args, wrt=family.wrt)
+
+
+def test_spellings_quick_run_prints_a_table_per_family():
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.spellings", "--quick", "--family", "ewma,heat"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| family | variants | not timed | worst variant |" in proc.stdout
+    assert proc.stdout.count("**(worst)**") == 2
+    assert "### ewma:" in proc.stdout and "### heat:" in proc.stdout
