@@ -9,6 +9,7 @@ spellings.py); otherwise its row says ``FAIL`` or ``refused`` and why.
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from .checks import close, directional_fd_ok
 from .measure import Settings, run_workload
 from .workloads import Workload
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAZY_OVER_EAGER = 1.05   # targets, as in docs/performance.md
 GRAD_OVER_PRIMAL = 3.0
 
@@ -72,16 +74,19 @@ def _refusal(error: str) -> bool:
     return isinstance(cls, type) and issubclass(cls, adsrc.errors.AdsrcError)
 
 
-def _reason(v, family, args, error: str) -> str:
-    """The failure's message, untruncated where a fresh gradient call raises it again, minus the file name."""
+def _grad(f, wrt):
     import adsrc
+    return adsrc.grad(f, wrt=wrt)
 
+
+def failure_reason(call, error: str) -> str:
+    """The failure's message, untruncated where ``call()`` raises it again, with file names made short."""
     try:
-        adsrc.grad(v.f, wrt=family.wrt)(*args)
+        call()
     except Exception as e:
         error = f"{type(e).__name__}: {str(e).strip().splitlines()[0]}"
-    # The variant's made-up file name says nothing the row does not: keep the line and column.
-    error = re.sub(r"<spellings: [^>]*>:", "line ", error).replace("|", "/")
+    # A variant's made-up file name says nothing its row does not: keep the line and column.
+    error = re.sub(r"<spellings: [^>]*>:", "line ", error).replace(ROOT + os.sep, "").replace("|", "/")
     return error if len(error) <= 240 else error[:237] + "..."
 
 
@@ -97,7 +102,8 @@ def measure_variant(v, family, args, s: Settings, reference) -> Row:
     errors = [(name, c.error) for name, c in cells.items() if c.error]
     if errors:
         name, error = errors[0]
-        row.status = f"{'refused' if _refusal(error) else 'FAIL'} ({name}): {_reason(v, family, args, error)}"
+        reason = failure_reason(lambda: _grad(v.f, family.wrt)(*args), error)
+        row.status = f"{'refused' if _refusal(error) else 'FAIL'} ({name}): {reason}"
         return row
     lazy, eager = cells["lazy"].grads, cells["eager"].grads
     problems = []
