@@ -421,7 +421,7 @@ def det_vectorized_args(size):
 
 
 def ode_args(size):
-    n, s = _pick(size, (3, 4), (10, 100), (100, 1_000))
+    n, s = _pick(size, (3, 4), (10, 100), (30, 300))
     return np.linspace(0.5, 1.5, n), s
 
 
@@ -433,7 +433,7 @@ def kmeans_args(size):
 
 
 def gmm_args(size):
-    n, k, d = _pick(size, (3, 2, 2), (50, 5, 4), (1_000, 10, 10))
+    n, k, d = _pick(size, (3, 2, 2), (50, 5, 4), (200, 10, 6))
     r = _rng()
     return (r.standard_normal(k), r.standard_normal((k, d)), r.standard_normal((k, d)) * 0.2,
             r.standard_normal((k, d * (d - 1) // 2)) * 0.2, r.standard_normal((n, d)), 0, 1.0)

@@ -19,6 +19,7 @@ marked ``FAIL`` in the table, with the reason.
     python -m benchmarks.spellings                 # full sizes, every family
     python -m benchmarks.spellings --quick         # tiny sizes (smoke test)
     python -m benchmarks.spellings --family ewma,rnn
+    python -m benchmarks.spellings --passes 2      # everything twice, each variant's worst pass kept
 
 Targets (docs/performance.md): gradient / primal <= 3 for every variant,
 lazy and eager; lazy <= 1.05x eager.
@@ -341,6 +342,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes and few repeats (smoke test)")
     ap.add_argument("--family", help="comma-separated subset of: " + ",".join(FAMILIES))
+    ap.add_argument("--passes", type=int, default=1, help="measure everything this many times, keep the worst")
     ap.add_argument("--list", action="store_true", help="print every variant's source and stop")
     opts = ap.parse_args(argv)
     names = [n.strip() for n in opts.family.split(",")] if opts.family else list(FAMILIES)
@@ -352,7 +354,7 @@ def main(argv=None) -> int:
             for v in variants(FAMILIES[name]):
                 print(f"# {v.family}: {v.label}\n{v.source}\n")
         return 0
-    return run_families([FAMILIES[n] for n in names], opts.quick)
+    return run_families([FAMILIES[n] for n in names], opts.quick, opts.passes)
 
 
 if __name__ == "__main__":
