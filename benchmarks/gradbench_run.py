@@ -4,6 +4,7 @@
     python -m benchmarks.gradbench_run --quick      # tiny sizes (smoke test)
     python -m benchmarks.gradbench_run --eval gmm,ba
     python -m benchmarks.gradbench_run --passes 2   # everything twice, each row's worst pass kept
+    python -m benchmarks.gradbench_run --cpu-time   # process CPU time: other load on the machine counts less
 
 One process, samples interleaved (benchmarks/measure.py). Before its numbers
 count, each derivative is checked against a central finite difference of the
@@ -200,13 +201,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes and few repeats (smoke test)")
     ap.add_argument("--passes", type=int, default=1, help="measure everything this many times, keep the worst")
+    ap.add_argument("--cpu-time", action="store_true", help="time in process CPU time, not wall time")
     ap.add_argument("--eval", help="comma-separated subset of: " + ",".join(dict.fromkeys(e.name for e in gb.EVALS)))
     opts = ap.parse_args(argv)
     names = set(opts.eval.split(",")) if opts.eval else {e.name for e in gb.EVALS}
     unknown = names - {e.name for e in gb.EVALS}
     if unknown:
         raise SystemExit(f"unknown eval: {', '.join(sorted(unknown))}")
-    s = settings(opts.quick)
+    s = settings(opts.quick, opts.cpu_time)
     cases = [(e, size) for e in gb.EVALS if e.name in names for size in (("tiny",) if opts.quick else ("small", "medium"))]
     passes = []
     for k in range(opts.passes):
@@ -218,7 +220,7 @@ def main(argv=None) -> int:
                   file=sys.stderr, flush=True)
             rows.append(row)
         passes.append(rows)
-    print(f"{opts.passes} pass(es), each row's worst shown{' (quick sizes: no claims)' if opts.quick else ''}\n")
+    print(f"{opts.passes} pass(es), each row's worst shown; {'CPU' if opts.cpu_time else 'wall'} time{' (quick sizes: no claims)' if opts.quick else ''}\n")
     print(table([worst_of(list(rows)) for rows in zip(*passes)]))
     return 0
 

@@ -20,6 +20,7 @@ marked ``FAIL`` in the table, with the reason.
     python -m benchmarks.spellings --quick         # tiny sizes (smoke test)
     python -m benchmarks.spellings --family ewma,rnn
     python -m benchmarks.spellings --passes 2      # everything twice, each variant's worst pass kept
+    python -m benchmarks.spellings --cpu-time      # process CPU time: other load on the machine counts less
 
 Targets (docs/performance.md): gradient / primal <= 3 for every variant,
 lazy and eager; lazy <= 1.05x eager.
@@ -343,6 +344,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="tiny sizes and few repeats (smoke test)")
     ap.add_argument("--family", help="comma-separated subset of: " + ",".join(FAMILIES))
     ap.add_argument("--passes", type=int, default=1, help="measure everything this many times, keep the worst")
+    ap.add_argument("--cpu-time", action="store_true", help="time in process CPU time, not wall time")
     ap.add_argument("--list", action="store_true", help="print every variant's source and stop")
     opts = ap.parse_args(argv)
     names = [n.strip() for n in opts.family.split(",")] if opts.family else list(FAMILIES)
@@ -354,7 +356,7 @@ def main(argv=None) -> int:
             for v in variants(FAMILIES[name]):
                 print(f"# {v.family}: {v.label}\n{v.source}\n")
         return 0
-    return run_families([FAMILIES[n] for n in names], opts.quick, opts.passes)
+    return run_families([FAMILIES[n] for n in names], opts.quick, opts.passes, opts.cpu_time)
 
 
 if __name__ == "__main__":
