@@ -455,3 +455,33 @@ def f(x):
     q = np.negative(np.concatenate(s))
     return p
 ''', x=np.ones(3)) == [None, ["float64[4]"]]
+
+
+def test_a_shape_a_size_and_what_constants_give_are_constants():
+    assert _reads('''
+def f(x):
+    n = x.shape[0]
+    m = x.size
+    k = n * 2 - m
+    a = np.zeros(n)
+    b = np.zeros((m, k))
+    p = np.negative(a)
+    q = np.negative(b)
+    return a
+''', x=np.ones(4)) == [["float64[4]"], ["float64[4, 4]"]]
+
+
+def ewma_by_size(x, a):
+    s = np.zeros(x.size)
+    s[0] = x[0]
+    for t in range(1, x.shape[0]):
+        s[t] = a * x[t] + (1 - a) * s[t - 1]
+    return np.sum(s * s)
+
+
+def test_a_loop_bounded_by_a_shape_is_specialized_as_by_len():
+    args = (RS.randn(8), 0.3)
+    source = specialized_source(ewma_by_size, args, wrt=(0, 1))
+    assert "written_part" not in source and "added_into" not in source, source
+    compare(ewma_by_size, args, (0, 1), exact_lazy=False)
+    check(ewma_by_size, *args, wrt=(0, 1))

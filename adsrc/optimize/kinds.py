@@ -53,6 +53,7 @@ _BINARY = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.m
            gast.Mod: operator.mod}
 _UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos}
 _ATTRIBUTES = frozenset({"T", "real", "shape", "ndim", "size"})
+_LAYOUT = frozenset({"ndim", "size"})  # an array's, from its kind alone: constants of a signature
 _METHODS = frozenset({"dot"})  # an array's methods that templates call: pure, their result's kind by example
 # NumPy functions without a gradient rule that the templates call (rules/templates.py)
 _ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros, np.ones, np.full})
@@ -357,7 +358,8 @@ class Inference:
                 kind = kind_of(value)
                 return None if kind is None or kind is NONE else frozenset({kind})
             if node.attr in _ATTRIBUTES:
-                return self._apply(("attr", node.attr), lambda v: getattr(v, node.attr), [self.expr(node.value)])
+                return self._apply(("attr", node.attr), lambda v: getattr(v, node.attr), [self.expr(node.value)],
+                                   constant_result=node.attr in _LAYOUT)
             return None
         if isinstance(node, gast.Subscript):
             return self._subscript(node)
@@ -495,17 +497,21 @@ class Inference:
 
         return self._apply((*key, tuple(keywords)), run, operands)
 
-    def _apply(self, key: tuple, fn: Callable, operands: list[Kinds | None]) -> Kinds | None:
-        """The kinds of ``fn`` applied to every combination of the operands' kinds, by example."""
+    def _apply(self, key: tuple, fn: Callable, operands: list[Kinds | None],
+               constant_result: bool = False) -> Kinds | None:
+        """The kinds of ``fn`` applied to every combination of the operands' kinds, by example. The result
+        is a constant where every operand is one, or (``constant_result``) where it follows from the
+        operands' kinds alone (an array's ``size`` or ``ndim``, a constant of this signature as ``len``'s)."""
         if any(o is None for o in operands) or math.prod(len(o) for o in operands) > MAX_COMBINATIONS:
             return None
         if any(not o for o in operands):
             return frozenset()  # an operand with no kind yet (the fixpoint will come back)
         out: set[Kind] = set()
         for combination in itertools.product(*(o if len(o) == 1 else sorted(o, key=repr) for o in operands)):
-            memo = (key, combination)
+            memo = (key, combination, constant_result)
             if memo not in self._memo:
-                self._memo[memo] = _evaluate(fn, combination)
+                self._memo[memo] = _evaluate(fn, combination, constant_result
+                                             or all(k.const is not None for k in combination))
             found = self._memo[memo]
             if found is None:
                 return None
@@ -572,7 +578,7 @@ def _typed_power(base: Kinds | None, exponent: Kinds | None) -> bool:
     return not python or all(k.const is not None and type(k.const[0]) is int for k in exponent)
 
 
-def _evaluate(fn: Callable, kinds: tuple) -> Kind | None:
+def _evaluate(fn: Callable, kinds: tuple, constant_result: bool = False) -> Kind | None:
     try:
         values = [example(k) for k in kinds]
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -580,7 +586,8 @@ def _evaluate(fn: Callable, kinds: tuple) -> Kind | None:
             result = fn(*values)
     except Exception:
         return None
-    kind = constant(result) if type(result) is tuple else kind_of(result)  # a shape is a constant
+    kind = constant(result) if type(result) is tuple or constant_result and type(result) in (int, float, bool) \
+        else kind_of(result)  # a shape is a constant, and so is what constants alone give
     return None if kind is NONE else kind
 
 
