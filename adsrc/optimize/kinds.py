@@ -39,8 +39,7 @@ import numpy as np
 from ..ir.dataflow import names
 from ..rules import registry
 from ..rules.templates import MAX_ITEMS, NONE, ZERO, Kind, constant, example, kind_of
-from ..values.zero import zero
-from ..values.zero import ZeroTangent
+from ..values.zero import ZeroTangent, zero
 from .write_kinds import WRITE_HELPERS, write_helper_kinds
 
 Kinds = frozenset  # of Kind; None stands for "anything"
@@ -97,14 +96,8 @@ def array_method(name: str) -> bool:
     primitive = registry.method_primitive(name)
     if primitive is None:
         return False
-    if library_primitive(primitive):
-        return True
-    try:
-        rule = registry.lookup(primitive)
-    except TypeError:
-        return False
-    return (getattr(primitive, "__module__", None) or "").startswith("adsrc.rules") and rule is not None \
-        and any(v is not None and own_rule_function(v) for v in rule.vjps)
+    return library_primitive(primitive) \
+        or (getattr(primitive, "__module__", None) or "").startswith("adsrc.rules") and _has_own_rule(primitive)
 
 
 def library_primitive(obj: Any) -> bool:
@@ -114,8 +107,11 @@ def library_primitive(obj: Any) -> bool:
     if getattr(obj, "__name__", None) in _VALUE_SHAPED:
         return False
     module = getattr(obj, "__module__", None) or ""
-    if not (isinstance(obj, np.ufunc) or module.startswith("numpy") or module == "math"):
-        return False
+    return (isinstance(obj, np.ufunc) or module.startswith("numpy") or module == "math") and _has_own_rule(obj)
+
+
+def _has_own_rule(obj: Any) -> bool:
+    """``obj`` has a rule whose vjps are adsrc's own (pure)."""
     try:
         rule = registry.lookup(obj)
     except TypeError:
