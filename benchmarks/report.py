@@ -303,5 +303,8 @@ def render(cells, machine, settings):
 
 
 def to_json(cells, machine, settings):
-    return json.dumps({"settings": dataclasses.asdict(settings), "machine": machine,
+    # A setting that is a function (the clock) is written by its name.
+    named = {k: getattr(v, "__name__", v) if callable(v) else v
+             for k, v in dataclasses.asdict(settings).items()}
+    return json.dumps({"settings": named, "machine": machine,
                        "results": rows(cells)}, indent=2)
