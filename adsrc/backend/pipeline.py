@@ -389,7 +389,7 @@ def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool,
     resolver = CalleeResolver(parsed, local_names(node), after)
     activity = analyze(node, set(wrt_names), resolver.resolve, mode.forward, resolver.inert_attribute)
     assumed = {**receivers.assumed, **after.assumed}
-    aliases = write_aliases(node, parsed.where)
+    aliases = write_aliases(node, parsed.where, parsed)
 
     # The transform.
     label = func.__name__.replace("<lambda>", "lambda").strip("_") or "function"
