@@ -18,6 +18,8 @@ abstract objects it may hold at that point:
   so ``new = u.copy(); new[...] = ...; u = new`` in a loop is seen to write
   an array ``u`` does not hold: ``u`` holds the previous iteration's copy;
 * ``("param", p)``: the object the parameter ``p`` was given;
+* :data:`NEW`: a new object not known to be an array (a number, a list
+  display, whose items the name then holds beside it);
 * :data:`UNKNOWN`: anything else (a global, an item of a container, a view,
   what a call returned that may be its argument).
 
@@ -37,6 +39,7 @@ from ..ir.dataflow import liveness
 from .aliasing import Aliasing, _GROWING
 
 UNKNOWN = ("unknown",)
+NEW = ("new",)  # a new object not known to be an array (a list display holding the objects beside it, a number)
 State = dict  # name -> frozenset of abstract objects
 
 
@@ -78,6 +81,7 @@ class Freshness:
             if extra is not None:
                 start[extra.id] = frozenset({UNKNOWN})
         self._loops: list[tuple[list, list]] = []
+        self._returned: frozenset = frozenset()  # what the function's return statements may give
         self._holders: list[str | None] = []  # the hidden holders of the iterables of the loops around a statement
         self._around: dict[int, set[str]] = {}  # id(write statement) -> the holders live at it
         self._run(node.body, start)
@@ -110,6 +114,11 @@ class Freshness:
         name, state = _written_name(stmt), self._before[id(stmt)]
         held = state.get(name, frozenset())
         return sorted(other for other in self._live[id(stmt)] if other != name and state.get(other, frozenset()) & held)
+
+    def returns_param(self, param: str) -> bool:
+        """Whether a return statement may give the object the parameter ``param`` was given (or an array
+        sharing its memory, or a container holding it)."""
+        return ("param", param) in self._returned
 
     def may_share(self, stmt: gast.stmt, other: str) -> bool:
         """Whether ``other`` may hold, at the write ``stmt``, an array the write changes (True where the
@@ -148,8 +157,7 @@ class Freshness:
         found = set()
         for name in aliasing.sources(value):
             found |= state.get(name, frozenset())
-        if aliasing.ownership(value) != "new":
-            found.add(UNKNOWN)
+        found.add(UNKNOWN if aliasing.ownership(value) != "new" else NEW)
         return frozenset(found)
 
     @staticmethod
@@ -218,10 +226,13 @@ class Freshness:
                     self._bind(state, extra, stmt.value, objects)
             return state
         if isinstance(stmt, gast.AugAssign):
-            if isinstance(stmt.target, gast.Name):  # in place for an array, a new object for a number
-                objects = self._objects(stmt.value, state)
-                self._demote(state, self._made(stmt.value) | {id(stmt)})
+            if isinstance(stmt.target, gast.Name):
+                # in place for an array, a new object for a number (neither holds e); a list or another
+                # object may come to hold what e holds (xs += [y])
                 held = state.get(stmt.target.id, frozenset())
+                array = held and all(o[0] in ("site", "param") for o in held)
+                objects = frozenset() if array else self._objects(stmt.value, state)
+                self._demote(state, self._made(stmt.value) | {id(stmt)})
                 state[stmt.target.id] = held | objects | {("site", id(stmt), "recent")}
             else:
                 self._bind(state, stmt.target, None, self._objects(stmt.value, state))
@@ -240,6 +251,8 @@ class Freshness:
         if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
             return self._loop(stmt, state)
         if isinstance(stmt, gast.Return):
+            if stmt.value is not None:
+                self._returned |= self._objects(stmt.value, state)
             return None
         if isinstance(stmt, (gast.Break, gast.Continue)) and self._loops:
             breaks, continues = self._loops[-1]
@@ -294,11 +307,14 @@ class Freshness:
 
 
 def _written_name(stmt: gast.stmt) -> str | None:
-    """The name a write statement writes into: ``y`` of ``y[...] = v``, ``y[...] op= v``, ``np.add.at(y, ...)``."""
+    """The name a write statement writes into: ``y`` of ``y[...] = v``, ``y[...] op= v``, ``np.add.at(y, ...)``,
+    and ``y op= v`` (in place where ``y`` holds an array)."""
     if isinstance(stmt, (gast.Assign, gast.AugAssign)):
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
         if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
             return target.value.id
+        if isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
+            return target.id
         return None
     if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) \
             and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "at" \
@@ -311,7 +327,7 @@ def _write_target(stmt: gast.stmt) -> gast.AST:
     if isinstance(stmt, gast.Assign):
         return stmt.targets[0]
     if isinstance(stmt, gast.AugAssign):
-        return stmt.target
+        return stmt.target  # y[...], or y of y op= v
     return stmt.value.args[0]
 
 

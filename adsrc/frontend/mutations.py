@@ -250,12 +250,6 @@ class MutationChecks:
                       f"{why}write into a copy ({base.id} = np.array(...) with its default copy=True, or "
                       f"{base.id} = {base.id}.copy() before the write), or build a new array with np.where or "
                       f"np.concatenate")
-        given = self.freshness.written_params(target) if isinstance(base, gast.Name) else []
-        if given and base.id not in given:
-            self.fail(target, f"assignment to a subscript of {base.id} (x[i] = ...), which may hold the array "
-                      f"the parameter {', '.join(given)} was given (on some path to the write)",
-                      f"Python's write would change the caller's array: copy it on every path "
-                      f"({base.id} = {given[0]}.copy()), or build a new array with np.where or np.concatenate")
         sharers = self.freshness.sharers(target) if isinstance(base, gast.Name) else []
         if sharers:
             self.fail(target, f"assignment to a subscript of {base.id} (x[i] = ...) while another name that may "
@@ -263,6 +257,12 @@ class MutationChecks:
                       f"Python's write would show through {', '.join(sharers)}, which adsrc does not follow: write "
                       f"into a copy ({base.id} = {base.id}.copy() before the write), or read a copy through the "
                       f"other name")
+        given = self.freshness.written_params(target) if isinstance(base, gast.Name) else []
+        if given and base.id not in given and not self.writes_params:
+            self.fail(target, f"assignment to a subscript of {base.id} (x[i] = ...), which may hold the array "
+                      f"the parameter {', '.join(given)} was given (on some path to the write)",
+                      f"Python's write would change the caller's array: copy it on every path "
+                      f"({base.id} = {given[0]}.copy()), or build a new array with np.where or np.concatenate")
         if isinstance(base, gast.Name) and self._made_here(base.id, self.aliasing.makes_fresh_array):
             self.fail(target, f"assignment to a subscript of {base.id}, which may still hold an array the "
                       f"function did not make (the copy is made on some paths only, or another name shares it)",
@@ -280,9 +280,30 @@ class MutationChecks:
         name = target.value.id if isinstance(target, gast.Subscript) else target.id
         return name in self.aliasing.writable_arrays() or self.freshness.writable_target(target)
 
+    def written_params(self) -> dict[str, list[gast.stmt]]:
+        """The parameters whose given arrays the accepted writes may change, each with those writes: by
+        index (``p[i] = v``, ``np.add.at(p, ...)``), or updates ``p op= e`` that run in place where ``p``
+        holds an array no other name reads afterwards."""
+        found: dict[str, list[gast.stmt]] = {}
+        for node in gast.walk(self.parsed.node):
+            target = None
+            if isinstance(node, gast.Assign):
+                target = node.targets[0]
+            elif isinstance(node, gast.AugAssign):
+                target = node.target
+            elif isinstance(node, gast.Expr) and ufunc_at_call(node, self.parsed, self.locals) is not None:
+                target = node.value.args[0]
+            if target is None or not self.freshness.writable(node):
+                continue  # not a write, or one the per-name rule accepted (into an array made here)
+            for param in self.freshness.written_params(target):
+                found.setdefault(param, []).append(node)
+        return found
+
+    writes_params = False  # whether a write may change a parameter's own array (the fence's, not the effects')
+
     @functools.cached_property
     def freshness(self) -> Freshness:
-        return Freshness(self.aliasing)
+        return Freshness(self.aliasing, params=self.writes_params)
 
     def _shared_binding(self, local: str) -> gast.Call | None:
         """The first call assigned to ``local`` that is not known to make a new array: one whose result
