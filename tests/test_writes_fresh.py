@@ -216,6 +216,16 @@ def running_sum_in_place(x):
     return np.sum(np.sin(x))
 
 
+def augmented_item(x):
+    x[0] += 1.0
+    return np.sum(x ** 2)
+
+
+def add_at_into_the_argument(x):
+    np.add.at(x, [0, 0, 2], x[1] * 2.0)
+    return np.sum(x ** 2)
+
+
 def scaled_number(s, x):
     s *= 2.0                     # a float: rebound, as Python does
     return s * np.sum(x)
@@ -231,6 +241,8 @@ PARAMETER_CASES = [
     (copied_on_one_path_only, (RNG.random(4), False), 0),
     (descent_in_a_loop, (RNG.random(3), RNG.random(3)), (0, 1)),
     (running_sum_in_place, (RNG.random(5),), 0),
+    (augmented_item, (RNG.random(3),), 0),
+    (add_at_into_the_argument, (RNG.random(3),), 0),
     (scaled_number, (1.5, RNG.random(3)), (0, 1)),
 ]
 

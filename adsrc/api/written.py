@@ -89,19 +89,18 @@ class PreparedCall:
         return args
 
     def run(self, function: Callable, *extra: Any) -> Any:
-        """``function(*arguments, *extra)``, the derivative's forward sweep; after the first, the caller's
-        arrays get what the private copies hold."""
+        """``function(*arguments, *extra)``, the derivative's forward sweep; after the first (even one that
+        raised), the caller's arrays get what the private copies hold."""
         args = self.arguments()
         token = PREPARED.set(True)
         try:
-            result = function(*args, *extra)
-        finally:
+            return function(*args, *extra)
+        finally:  # also where the forward sweep raised: Python's call would have written what it wrote so far
             PREPARED.reset(token)
-        if not self.done:
-            for i in self.positions:
-                np.copyto(self.given[i], args[i], casting="no")
-            self.done = True
-        return result
+            if not self.done:
+                for i in self.positions:
+                    np.copyto(self.given[i], args[i], casting="no")
+                self.done = True
 
 
 def prepared(compiled: Compiled, values: Sequence[Any]) -> PreparedCall | None:

@@ -81,6 +81,7 @@ class Freshness:
             if extra is not None:
                 start[extra.id] = frozenset({UNKNOWN})
         self._loops: list[tuple[list, list]] = []
+        self._shapes: dict[int, tuple] = {}  # id(expression) -> what _shape found
         self._returned: frozenset = frozenset()  # what the function's return statements may give
         self._holders: list[str | None] = []  # the hidden holders of the iterables of the loops around a statement
         self._around: dict[int, set[str]] = {}  # id(write statement) -> the holders live at it
@@ -147,18 +148,26 @@ class Freshness:
 
     # -- what an expression may evaluate to ---------------------------------------------------------
     def _objects(self, value: gast.AST, state: State) -> frozenset:
-        aliasing = self.aliasing
         if isinstance(value, gast.IfExp):
             return self._objects(value.body, state) | self._objects(value.orelse, state)
-        if aliasing.makes_fresh_array(value):
-            return frozenset({("site", id(value), "recent")})
         if isinstance(value, gast.Name):
-            return state.get(value.id, frozenset()) if value.id in aliasing.locals else frozenset({UNKNOWN})
-        found = set()
-        for name in aliasing.sources(value):
-            found |= state.get(name, frozenset())
-        found.add(UNKNOWN if aliasing.ownership(value) != "new" else NEW)
-        return frozenset(found)
+            return state.get(value.id, frozenset()) if value.id in self.aliasing.locals else frozenset({UNKNOWN})
+        fresh, sources, marker = self._shape(value)
+        if fresh:
+            return frozenset({("site", id(value), "recent")})
+        return frozenset({marker}).union(*(state.get(name, frozenset()) for name in sources))
+
+    def _shape(self, value: gast.AST) -> tuple[bool, tuple[str, ...], tuple]:
+        """What does not change from one visit of an expression to the next: whether it makes a new array,
+        the names whose objects it may share, and the marker of what else it may be."""
+        key = id(value)
+        if key not in self._shapes:
+            aliasing = self.aliasing
+            fresh = aliasing.makes_fresh_array(value)
+            sources = () if fresh else tuple(aliasing.sources(value))
+            marker = NEW if fresh or aliasing.ownership(value) == "new" else UNKNOWN
+            self._shapes[key] = (fresh, sources, marker)
+        return self._shapes[key]
 
     @staticmethod
     def _made(value: gast.AST) -> set[int]:

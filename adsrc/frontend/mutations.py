@@ -287,9 +287,9 @@ class MutationChecks:
         found: dict[str, list[gast.stmt]] = {}
         for node in gast.walk(self.parsed.node):
             target = None
-            if isinstance(node, gast.Assign):
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript):
                 target = node.targets[0]
-            elif isinstance(node, gast.AugAssign):
+            elif isinstance(node, gast.AugAssign):  # y[i] op= v, or y op= v
                 target = node.target
             elif isinstance(node, gast.Expr) and ufunc_at_call(node, self.parsed, self.locals) is not None:
                 target = node.value.args[0]
