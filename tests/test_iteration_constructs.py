@@ -197,3 +197,49 @@ def apply(f, x):
 def test_a_partial_used_as_a_value_is_refused():
     with pytest.raises(AdsrcError, match="partial"):
         adsrc.grad(partial_passed_on)(W, X)
+
+
+# ---- for a, b in zip(*xs): as many sequences as the target has names ---------------------------------
+def split_layers(flat):
+    """All the weight matrices, then all the biases, as zip(*...) in the loop below takes them."""
+    return [[flat[:4].reshape(2, 2), flat[6:10].reshape(2, 2)], [flat[4:6], flat[10:12]]]
+
+
+def predict_zipped(flat, x):
+    for weights, bias in zip(*split_layers(flat)):
+        x = np.tanh(x @ weights + bias)
+    return np.sum(x ** 2)
+
+
+def zipped_rows(m):
+    total = 0.0
+    for a, b, c in zip(*m):   # the rows of m, column by column
+        total = total + a * np.sin(b) - c ** 2
+    return total
+
+
+def zipped_none(v, parts):
+    total = np.sum(v)
+    for a, b in zip(*parts):
+        total = total + a * b
+    return total
+
+
+@pytest.mark.parametrize("f, args", [(predict_zipped, (W, X)), (zipped_rows, (RNG.standard_normal((3, 4)),))],
+                         ids=["layers", "rows"])
+def test_a_loop_over_zip_of_a_starred_value_zips_as_many_as_its_target_names(f, args):
+    check(f, *args)
+    for eager in (False, True):
+        assert adsrc.value_and_grad(f, eager=eager)(*args)[0] == f(*args)
+
+
+def test_zip_of_a_starred_value_that_zips_no_step_runs_no_step_and_a_wrong_count_raises_pythons_error():
+    v = RNG.standard_normal(3)
+    for parts in ([], [[], [1.0, 2.0], [3.0]]):  # no sequence, or one of three empty: zip yields nothing
+        assert adsrc.value_and_grad(zipped_none)(v, parts) == (zipped_none(v, parts), pytest.approx(np.ones(3)))
+    for parts in ([[1.0], [2.0], [3.0]], [[1.0, 2.0]]):
+        with pytest.raises(ValueError) as python:
+            zipped_none(v, parts)
+        with pytest.raises(ValueError) as ours:
+            adsrc.grad(zipped_none)(v, parts)
+        assert str(ours.value) == str(python.value)

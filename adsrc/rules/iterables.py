@@ -150,6 +150,30 @@ defvjp(unpacked, _unpacked_dvalue, None, None)
 defjvp(unpacked, _unpacked_jvp, None, None, piecewise_linear=True)
 
 
+# ---- for a, b in zip(*value): the sequences zipped, as many as the loop's target names --------
+def zipped_star(value, count, where=""):
+    """The ``count`` sequences that ``for a, b in zip(*value)`` zips (``count`` names in its target), for
+    generated code that then zips them by position. Python's ``zip(*value)`` zips as many sequences as
+    ``value`` holds, and unpacking a step's items into ``count`` names raises ValueError at the first
+    step if that is not ``count``; where there is no first step (``value`` is empty, or one of its items
+    is), the loop runs none: then ``count`` empty tuples. ``value`` is a list, tuple or array."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise InvalidArgument(f"adsrc runs zip(*xs) over a list, tuple or array, not a {type(value).__name__} "
+                              f"({where}); make a list of it first (zip(*list(xs)))")
+    if len(value) == count:
+        return value
+    if len(value) == 0 or any(len(item) == 0 for item in value):
+        return ((),) * count  # zip yields nothing: the loop unpacks nothing, as Python's
+    if len(value) > count:
+        raise ValueError(f"too many values to unpack (expected {count})")
+    raise ValueError(f"not enough values to unpack (expected {count}, got {len(value)})")
+
+
+defvjp(zipped_star, lambda g, ans, value, count, where="": g if len(value) == count else zero, None, None)
+defjvp(zipped_star, lambda t, ans, value, count, where="": t if len(value) == count else zero, None, None,
+       piecewise_linear=True)
+
+
 # ---- a dict's methods: d.values(), d.items(), d.keys(), d.get(key, default) -------------
 def _require_dict(d: Any, method: str) -> None:
     if not isinstance(d, dict):
