@@ -243,3 +243,51 @@ def test_zip_of_a_starred_value_that_zips_no_step_runs_no_step_and_a_wrong_count
         with pytest.raises(ValueError) as ours:
             adsrc.grad(zipped_none)(v, parts)
         assert str(ours.value) == str(python.value)
+
+
+# ---- a local factory: a local function that defines a function and returns it -------------------------
+def factory_called_then_its_result(W, x):
+    def make(M):
+        def predict(v):
+            return np.tanh(M @ v)
+        return predict
+
+    return np.sum(make(W)(x) ** 2)
+
+
+def two_predictors_from_one_factory(W, x):
+    def make(M, scale):
+        shift = scale * 0.5
+
+        def predict(v, power=2.0):
+            return np.sum(np.sin(M @ v + shift) ** power)
+        shift = shift + 1.0    # the closure reads the factory's frame when called: this value
+        return predict
+
+    first = make(W, 1.0)
+    second = make(W * 2.0, 3.0)
+    return first(x) + second(x, 3.0) + first(x * 0.5)
+
+
+@pytest.mark.parametrize("f", [factory_called_then_its_result, two_predictors_from_one_factory])
+def test_a_function_a_local_factory_returns_is_inlined_where_it_is_called(f):
+    args = (RNG.standard_normal((2, 2)), RNG.standard_normal(2))
+    check(f, *args, wrt=(0, 1))
+    for eager in (False, True):
+        assert adsrc.value_and_grad(f, wrt=(0, 1), eager=eager)(*args)[0] == f(*args)
+
+
+def factory_result_returned(W, x):
+    def make(M):
+        def predict(v):
+            return M @ v
+        return predict
+
+    predictor = make(W)
+    return np.sum(predictor(x)), predictor
+
+
+def test_the_function_a_local_factory_returns_used_as_a_value_is_refused():
+    with pytest.raises(UnsupportedSyntax, match="used other than by calling it") as caught:
+        adsrc.grad(factory_result_returned, has_aux=True)(np.eye(2), np.ones(2))
+    assert "test_iteration_constructs.py:" in str(caught.value)

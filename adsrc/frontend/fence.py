@@ -88,8 +88,8 @@ class SyntaxFence(MutationChecks, gast.NodeVisitor):
                 isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(stmt)):
             for default in stmt.args.defaults:
                 self.visit(default)
-            for inner in stmt.body:
-                self.visit(inner)
+            for inner in stmt.body:  # a function it defines (a factory's, which it returns) is inlined too
+                self.visit_top_level(inner)
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             for default in stmt.value.args.defaults:
