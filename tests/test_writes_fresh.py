@@ -226,6 +226,26 @@ def add_at_into_the_argument(x):
     return np.sum(x ** 2)
 
 
+def read_and_written_in_a_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(x ** 2)
+        x[i] = x[i] * 2.0 + s
+    return s + np.sum(np.cos(x))
+
+
+def copied_then_written(x):
+    y = x.copy()
+    x[0] = np.tanh(x[1])
+    return np.sum(y * x)
+
+
+def columns_of_a_matrix(W, v):
+    W[:, 0] = np.tanh(W[:, 1] * v[0])
+    W *= v[1]
+    return np.sum((W @ v) ** 2)
+
+
 def scaled_number(s, x):
     s *= 2.0                     # a float: rebound, as Python does
     return s * np.sum(x)
@@ -243,6 +263,9 @@ PARAMETER_CASES = [
     (running_sum_in_place, (RNG.random(5),), 0),
     (augmented_item, (RNG.random(3),), 0),
     (add_at_into_the_argument, (RNG.random(3),), 0),
+    (read_and_written_in_a_loop, (RNG.random(4),), 0),
+    (copied_then_written, (RNG.random(3),), 0),
+    (columns_of_a_matrix, (RNG.random((3, 2)), RNG.random(2)), (0, 1)),
     (scaled_number, (1.5, RNG.random(3)), (0, 1)),
 ]
 
