@@ -82,7 +82,7 @@ def _gradients(func: Callable, reverse: Reverse, eager: bool | None, has_aux: bo
     def gradients(*args: Any, **kwargs: Any) -> Any:
         values, adjoint = reverse.prepare(func, args, kwargs, fixed, not has_aux)
         try:
-            value, pullback = written.run(adjoint, written.prepared(adjoint, values), values)
+            value, pullback = (written.runner(adjoint, values) if adjoint.written else adjoint.function)(*values)
             if has_aux:
                 grads = pullback(_aux_cotangent(value, scalar_seed(split_aux(value, func)[0], func)))
             else:

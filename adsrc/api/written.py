@@ -115,6 +115,13 @@ def run(compiled: Compiled, call: PreparedCall | None, values: Sequence[Any], *e
     return call.run(compiled.function, *extra)
 
 
+def runner(compiled: Compiled, values: Sequence[Any]) -> Callable[..., Any]:
+    """What runs ``compiled.function(*values)`` through a :class:`PreparedCall` (the arguments it is
+    then given are ``values`` again, which it replaces by the private copies)."""
+    call = PreparedCall(compiled, values)
+    return lambda *given, **_: call.run(compiled.function, *given[len(values):])
+
+
 def _arrays(values: list[Any], depth: int = 3) -> Iterator[np.ndarray]:
     """The NumPy arrays among ``values`` and what their lists, tuples, dicts and attributes hold
     (``depth`` levels down)."""

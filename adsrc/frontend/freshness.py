@@ -108,12 +108,15 @@ class Freshness:
         return stmt is not None and self.writable(stmt)
 
     def sharers(self, target: gast.AST) -> list[str]:
-        """The other names read after the write into ``target`` that may hold the array it writes."""
+        """The other names read after the write into ``target`` that may hold the array it writes, where
+        that array is one it may write (made here, or a parameter's)."""
         stmt = self._statements.get(id(target))
         if stmt is None or id(stmt) not in self._live:
             return []
         name, state = _written_name(stmt), self._before[id(stmt)]
         held = state.get(name, frozenset())
+        if not held or not all(self._writable_object(o) for o in held):
+            return []  # refused for what it may hold already
         return sorted(other for other in self._live[id(stmt)] if other != name and state.get(other, frozenset()) & held)
 
     def returns_param(self, param: str) -> bool:
