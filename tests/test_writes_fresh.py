@@ -401,3 +401,23 @@ def test_returning_an_argument_written_in_place_is_refused():
     np.testing.assert_array_equal(x, [1.0, 1.0])
     value, pullback = adsrc.vjp(returns_what_it_updated, 1.5)  # a number is rebound: nothing is written
     assert value == 3.0 and pullback(1.0) == 2.0
+
+
+def scaled_copy(x):
+    x[0] = x[0] * 2.0
+    return x * 3.0
+
+
+def test_apis_that_call_the_function_more_than_once_refuse_writes_into_its_arguments():
+    x = np.array([2.0, 3.0, 1.5])
+    after = x.copy()
+    scaled_copy(after)
+    jacobian = adsrc.jacobian(scaled_copy)(x)  # one vjp, then its pullback once per row
+    np.testing.assert_array_equal(x, after)
+    np.testing.assert_allclose(jacobian, np.diag([6.0, 3.0, 3.0]))
+    x = np.array([2.0, 3.0, 1.5])
+    with pytest.raises(RefusedWhenRun, match="column by column"):
+        adsrc.jacobian(scaled_copy, mode="fwd")(x)
+    np.testing.assert_array_equal(x, [2.0, 3.0, 1.5])  # refused before it ran
+    with pytest.raises(AdsrcError, match="check_grads"):
+        adsrc.check_grads(product_into_the_first, (np.array([2.0, 3.0, 1.5]),), modes=("rev",))

@@ -24,6 +24,9 @@ from .gradients import grad, vjp
 from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 from .trees import flatten
 from .primitives import callable_for
+from ..rules.given import repeated
+
+jvp = repeated(jvp, "a Jacobian or Hessian built column by column")
 
 
 def _root(func: Callable) -> Callable:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..backend.pipeline import Compiled
 from ..errors import RefusedWhenRun
-from ..rules.given import PREPARED
+from ..rules.given import PREPARED, REPEATED
 
 
 class PreparedCall:
@@ -46,6 +46,11 @@ class PreparedCall:
     def __init__(self, compiled: Compiled, values: Sequence[Any]):
         self.given = list(values)
         self.positions: list[int] = []
+        if REPEATED.get():
+            param, (_, _, where) = next(iter(compiled.written.items()))
+            raise RefusedWhenRun(f"{REPEATED.get()} of a function that writes into the array {param} was given",
+                                 where, f"{REPEATED.get()} calls the function more than once, so Python's writes "
+                                 f"would add up: copy the array in the function ({param} = {param}.copy())")
         for param, (kind, returned, where) in compiled.written.items():
             i = compiled.params.index(param)
             if i >= len(self.given):

@@ -16,7 +16,8 @@ does not share, never the reverse):
 * :meth:`Aliasing.makes_fresh_array`: whether an expression makes a new
   array (a constructor, ``.copy()``, arithmetic).
 
-The fence (mutations.py) refuses writes and appends outside these sets; desugar
+The fence (mutations.py) refuses writes and appends outside these sets, but
+for the writes freshness.py proves at the point of the write; desugar
 guards augmented assignments of shared names; writes.py reads the tables of
 view-making attributes, methods and functions kept here.
 """

@@ -20,8 +20,12 @@ gradients silently wrong:
   local name (``xp = np``), its functions would be taken for methods of a
   value;
 * writes into what the function did not make. ``y[i] = v`` is accepted into an
-  array only the function sees, ``xs[i] = v`` into such a list (lists.py says
-  which, and notes them on the function as ``anno.WRITTEN_LISTS``),
+  array only the function sees (aliasing.py for the whole function, or
+  freshness.py at the write itself), or, in the differentiated function's
+  own fence, into the array a parameter was given where no other name read
+  afterwards may hold it (api/written.py runs such a call as Python's; the
+  parameters are noted as ``anno.WRITTEN_PARAMS``), ``xs[i] = v`` into such a
+  list (lists.py says which, and notes them on the function as ``anno.WRITTEN_LISTS``),
   ``xs.append(v)`` on a list that may grow (aliasing.py), and
   ``np.add.at(y, indices, v)`` or ``np.subtract.at`` as a statement where
   ``y[i] = v`` would be (:func:`ufunc_at_call`; desugar.py runs it as such a

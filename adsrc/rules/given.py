@@ -13,7 +13,8 @@ would not know that its array changed.
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+import functools
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,6 +23,22 @@ from ..errors import RefusedWhenRun
 # Set by api/written.py around the one call it prepared; the derivative called takes it on entry, so that
 # the calls it makes in turn find it unset.
 PREPARED: contextvars.ContextVar = contextvars.ContextVar("adsrc_prepared_call", default=False)
+# Set while an API function that calls the function it was given more than once runs (a Jacobian column by
+# column, check_grads, fixed_point's rules): the name it is refused under (api/written.py).
+REPEATED: contextvars.ContextVar = contextvars.ContextVar("adsrc_repeated_calls", default="")
+
+
+def repeated(run: Callable, label: str) -> Callable:
+    """``run`` (``jvp`` or ``vjp``), called by ``label`` which calls it more than once for one call of its
+    own: a function that writes into an array it was given is refused there (its writes would add up)."""
+    @functools.wraps(run)
+    def calling(*args: Any, **kwargs: Any) -> Any:
+        token = REPEATED.set(label)
+        try:
+            return run(*args, **kwargs)
+        finally:
+            REPEATED.reset(token)
+    return calling
 
 
 def written_arguments(label: str, where: str) -> None:
