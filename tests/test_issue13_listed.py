@@ -624,19 +624,25 @@ def test_cli(program_file, func, text, needs_scipy):
         compile(dump.stdout, "<dump>", "exec")
 
 
-# -- writes: np.add.at into an input is refused -------------------------------------------------------
+# -- writes: np.add.at into an input runs as Python's (tests/test_writes_fresh.py has the rest) ----------
 
 def add_at_into_input(buf, x):
     np.add.at(buf, np.array([0, 1, 0]), x)
     return np.sum(buf ** 2)
 
 
-def test_add_at_into_an_input_is_refused():
+def test_add_at_into_an_input_changes_it_as_python_does():
     buf, x = np.array([0.5, 1.0, -0.3]), np.array([0.3, -0.7, 1.1])
-    before = buf.copy()
-    with pytest.raises(AdsrcError, match=r"test_issue13_listed.py:\d+"):
-        adsrc.grad(add_at_into_input, wrt=(0, 1))(buf, x)
-    np.testing.assert_array_equal(buf, before)
+    after = buf.copy()
+    value = add_at_into_input(after, x)
+    for eager in (False, True):
+        given = buf.copy()
+        got, (dbuf, dx) = adsrc.value_and_grad(add_at_into_input, wrt=(0, 1), eager=eager)(given, x)
+        assert got == value
+        np.testing.assert_array_equal(given, after)
+        on_copies = lambda b, v: add_at_into_input(b.copy(), v)  # noqa: E731
+        np.testing.assert_allclose(dbuf, numerical_grad(on_copies, (buf, x), 0), rtol=1e-6)
+        np.testing.assert_allclose(dx, numerical_grad(on_copies, (buf, x), 1), rtol=1e-6)
 
 
 def test_multivariate_normal_cdf_is_refused_naming_the_call():

@@ -222,3 +222,97 @@ def test_a_module_generator_rebound_compiles_again():
         assert np.array_equal(adsrc.grad(_sum_of_pieces, eager=True)(np.ones(2)), [7.0, 7.0])
     finally:
         _pieces = saved
+
+
+# ---- for a, b in zip(*xs): as many sequences as the target has names ---------------------------------
+def split_layers(flat):
+    """All the weight matrices, then all the biases, as zip(*...) in the loop below takes them."""
+    return [[flat[:4].reshape(2, 2), flat[6:10].reshape(2, 2)], [flat[4:6], flat[10:12]]]
+
+
+def predict_zipped(flat, x):
+    for weights, bias in zip(*split_layers(flat)):
+        x = np.tanh(x @ weights + bias)
+    return np.sum(x ** 2)
+
+
+def zipped_rows(m):
+    total = 0.0
+    for a, b, c in zip(*m):   # the rows of m, column by column
+        total = total + a * np.sin(b) - c ** 2
+    return total
+
+
+def zipped_none(v, parts):
+    total = np.sum(v)
+    for a, b in zip(*parts):
+        total = total + a * b
+    return total
+
+
+@pytest.mark.parametrize("f, args", [(predict_zipped, (W, X)), (zipped_rows, (RNG.standard_normal((3, 4)),))],
+                         ids=["layers", "rows"])
+def test_a_loop_over_zip_of_a_starred_value_zips_as_many_as_its_target_names(f, args):
+    check(f, *args)
+    for eager in (False, True):
+        assert adsrc.value_and_grad(f, eager=eager)(*args)[0] == f(*args)
+
+
+def test_zip_of_a_starred_value_that_zips_no_step_runs_no_step_and_a_wrong_count_raises_pythons_error():
+    v = RNG.standard_normal(3)
+    for parts in ([], [[], [1.0, 2.0], [3.0]]):  # no sequence, or one of three empty: zip yields nothing
+        assert adsrc.value_and_grad(zipped_none)(v, parts) == (zipped_none(v, parts), pytest.approx(np.ones(3)))
+    for parts in ([[1.0], [2.0], [3.0]], [[1.0, 2.0]]):
+        with pytest.raises(ValueError) as python:
+            zipped_none(v, parts)
+        with pytest.raises(ValueError) as ours:
+            adsrc.grad(zipped_none)(v, parts)
+        assert str(ours.value) == str(python.value)
+
+
+# ---- a local factory: a local function that defines a function and returns it -------------------------
+def factory_called_then_its_result(W, x):
+    def make(M):
+        def predict(v):
+            return np.tanh(M @ v)
+        return predict
+
+    return np.sum(make(W)(x) ** 2)
+
+
+def two_predictors_from_one_factory(W, x):
+    def make(M, scale):
+        shift = scale * 0.5
+
+        def predict(v, power=2.0):
+            return np.sum(np.sin(M @ v + shift) ** power)
+        shift = shift + 1.0    # the closure reads the factory's frame when called: this value
+        return predict
+
+    first = make(W, 1.0)
+    second = make(W * 2.0, 3.0)
+    return first(x) + second(x, 3.0) + first(x * 0.5)
+
+
+@pytest.mark.parametrize("f", [factory_called_then_its_result, two_predictors_from_one_factory])
+def test_a_function_a_local_factory_returns_is_inlined_where_it_is_called(f):
+    args = (RNG.standard_normal((2, 2)), RNG.standard_normal(2))
+    check(f, *args, wrt=(0, 1))
+    for eager in (False, True):
+        assert adsrc.value_and_grad(f, wrt=(0, 1), eager=eager)(*args)[0] == f(*args)
+
+
+def factory_result_returned(W, x):
+    def make(M):
+        def predict(v):
+            return M @ v
+        return predict
+
+    predictor = make(W)
+    return np.sum(predictor(x)), predictor
+
+
+def test_the_function_a_local_factory_returns_used_as_a_value_is_refused():
+    with pytest.raises(UnsupportedSyntax, match="used other than by calling it") as caught:
+        adsrc.grad(factory_result_returned, has_aux=True)(np.eye(2), np.ones(2))
+    assert "test_iteration_constructs.py:" in str(caught.value)

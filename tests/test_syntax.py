@@ -325,11 +325,19 @@ def write_into_parameter_in_a_branch(w):
     return np.sum(w)
 
 
-def test_a_write_that_may_reach_the_argument_is_still_refused():
-    with pytest.raises(UnsupportedSyntax) as info:
-        adsrc.grad(write_into_parameter_in_a_branch)(W3)
-    assert line_of(write_into_parameter_in_a_branch, "w[0] = 0.0") in str(info.value)
-    assert "at the top level" in str(info.value)
+def test_a_write_that_may_reach_the_argument_changes_it_as_python_does():
+    """On the path without the copy Python's write changes the caller's array: so does adsrc's
+    (frontend/freshness.py, api/written.py; tests/test_writes_fresh.py has more)."""
+    for start in (np.abs(W3) + 0.1, -np.abs(W3) - 0.1):
+        after = start.copy()
+        write_into_parameter_in_a_branch(after)
+        for eager in (False, True):
+            given = start.copy()
+            gradient = adsrc.grad(write_into_parameter_in_a_branch, eager=eager)(given)
+            np.testing.assert_array_equal(given, after)
+            expected = np.ones_like(start)
+            expected[0] = 0.0
+            np.testing.assert_array_equal(gradient, expected)
 
 
 # -- dicts -------------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ from .gradients import grad, vjp
 from .blocks import is_float_leaf
 from .trees import flatten, leaf_paths
 from .primitives import callable_for
+from ..rules.given import repeated
+
+jvp, vjp = repeated(jvp, "check_grads"), repeated(vjp, "check_grads")
 
 _MODES = ("fwd", "rev")
 

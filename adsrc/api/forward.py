@@ -22,6 +22,7 @@ from .arguments import (Fresh, Wrt, bind, choose_wrt, parameter_names, positions
                         where)
 from .derivative import MAX_ORDER, Derivative
 from .primitives import callable_for
+from . import written
 
 
 def _float_like(value: Any) -> bool:
@@ -84,7 +85,11 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, has_aux: bool = False) -
     bound = len(bound_parts(func)[1])  # a bound method's object (a partial's arguments) come first, fixed
     wrt = tuple(i + bound for i in moved)
     compiled = compile(func, wrt, FORWARD)
-    value, tangent = compiled.function(*values, *(to_tangent(tangents[i]) for i in moved))
+    prepared_call = written.prepared(compiled, values)
+    seeds = [to_tangent(tangents[i]) for i in moved]
+    if prepared_call is not None:  # a write into an argument writes into its tangent too: never into the caller's
+        seeds = [np.array(t) if isinstance(t, np.ndarray) else t for t in seeds]
+    value, tangent = written.run(compiled, prepared_call, values, *seeds)
     if has_aux:
         output, aux = split_aux(value, func)
         return output, Fresh(values, tangents, value).finish(part(tangent, 0), output), aux

@@ -29,6 +29,7 @@ from .forward import jvp, split_aux
 from .blocks import stack_columns, unit_vectors, zeros_like_leaf
 from .trees import flatten
 from .primitives import callable_for
+from . import written
 
 
 def _aux_cotangent(value: Any, cotangent: Any) -> Any:
@@ -81,7 +82,7 @@ def _gradients(func: Callable, reverse: Reverse, eager: bool | None, has_aux: bo
     def gradients(*args: Any, **kwargs: Any) -> Any:
         values, adjoint = reverse.prepare(func, args, kwargs, fixed, not has_aux)
         try:
-            value, pullback = adjoint.function(*values)
+            value, pullback = (written.runner(adjoint, values) if adjoint.written else adjoint.function)(*values)
             if has_aux:
                 grads = pullback(_aux_cotangent(value, scalar_seed(split_aux(value, func)[0], func)))
             else:
@@ -164,8 +165,9 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
     # The adjoint specialized for the arguments' kinds, as grad runs it. It takes a scalar result's
     # cotangent to be a float (a gradient's seed); another cotangent is pulled back by the generic one.
     adjoint = (specialized(generic, signature(values)) if config.specialize and not has_aux else None) or generic
+    prepared_call = written.prepared(adjoint, values)  # the same for the generic adjoint: both write what f writes
     try:
-        returned, first = adjoint.function(*values)
+        returned, first = written.run(adjoint, prepared_call, values)
     except RecursionError as error:
         explain(error, func)
         raise
@@ -176,9 +178,9 @@ def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None 
         refuse_subclasses(func, "cotangent", cotangent, "pullback's")
         backward = state.pop("pullback", None)
         if adjoint is not generic and type(value) in _NUMBERS and type(cotangent) not in _SEEDS:
-            backward = generic.function(*values)[1]
+            backward = written.run(generic, prepared_call, values)[1]
         elif backward is None:
-            backward = adjoint.function(*values)[1]
+            backward = written.run(adjoint, prepared_call, values)[1]
         if isinstance(value, (list, tuple, dict)):
             cotangent = to_tangent(cotangent)
         elif _shape(cotangent) != _shape(value):

@@ -25,6 +25,9 @@ from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zero
 from .trees import flatten
 from .primitives import callable_for
 from .vmap import vjp_rows
+from ..rules.given import repeated
+
+jvp = repeated(jvp, "a Jacobian or Hessian built column by column")
 
 
 def _root(func: Callable) -> Callable:

@@ -26,6 +26,9 @@ from .arguments import Fresh, label
 from .forward import jvp
 from .gradients import vjp
 from .trees import flatten
+from ..rules.given import repeated
+
+jvp, vjp = repeated(jvp, "fixed_point's derivative"), repeated(vjp, "fixed_point's derivative")
 
 __all__ = ["fixed_point"]
 

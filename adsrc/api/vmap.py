@@ -320,6 +320,25 @@ def _derivative_call(d: Derivative, moved: list, axes: list, size: int) -> tuple
 
 # ---- Jacobians ---------------------------------------------------------------------------------
 _row_makers: dict[Any, Any] = {}
+_writers: dict[Any, bool] = {}  # code object -> whether the function writes into an array it was given
+
+
+def _writes_into_arguments(func: Callable) -> bool:
+    """Whether ``func`` writes into an array it was given (frontend/fence.py notes it): one batched sweep
+    would run its writes more than once, and vjp runs them once, as Python does."""
+    from ..frontend.fence import check_syntax
+    from ..ir import annotations as anno
+
+    known = _writers.get(func.__code__)
+    if known is not None:
+        return known
+    try:
+        parsed = parse_function(func)
+        check_syntax(parsed)
+    except Exception:  # whatever vjp refuses, it refuses with the reason
+        return True
+    return _remember(_writers, func.__code__,
+                     any(name != "updates" for name in anno.get(parsed.node, anno.WRITTEN_PARAMS, {})))
 
 
 def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tuple[Any, tuple]]:
@@ -338,7 +357,8 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     """
     from .gradients import grad
 
-    if not inspect.isfunction(func) or not all(plain_structure(v) for v in values):
+    if not inspect.isfunction(func) or not all(plain_structure(v) for v in values) \
+            or _writes_into_arguments(func):
         return None
     value = func(*values)
     if not isinstance(value, (float, np.floating, np.ndarray)) or np.asarray(value).dtype.kind != "f" \

@@ -16,7 +16,8 @@ does not share, never the reverse):
 * :meth:`Aliasing.makes_fresh_array`: whether an expression makes a new
   array (a constructor, ``.copy()``, arithmetic).
 
-The fence (mutations.py) refuses writes and appends outside these sets; desugar
+The fence (mutations.py) refuses writes and appends outside these sets, but
+for the writes freshness.py proves at the point of the write; desugar
 guards augmented assignments of shared names; writes.py reads the tables of
 view-making attributes, methods and functions kept here.
 """
@@ -262,14 +263,18 @@ class Aliasing:
         built, aliased = set(), set()
         for node in gast.walk(self.parsed.node):
             if isinstance(node, gast.Assign):
-                value = node.value
-                names = [n.id for n in gast.walk(node.targets[0]) if isinstance(n, gast.Name)]
-                if isinstance(value, (gast.List, gast.ListComp)):
-                    built.update(names)
-                elif isinstance(value, gast.Name):
-                    aliased.add(value.id)
-                    aliased.update(names)
-            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)):
+                target = node.targets[0]
+                pairs = list(zip(target.elts, node.value.elts)) if isinstance(target, (gast.Tuple, gast.List)) \
+                    and _same_length_literal(target, node.value) else [(target, node.value)]
+                for part, value in pairs:  # a, b = [], []: item by item
+                    names = [n.id for n in gast.walk(part) if isinstance(n, gast.Name)]
+                    if isinstance(value, (gast.List, gast.ListComp)):
+                        built.update(names)
+                    elif isinstance(value, gast.Name):
+                        aliased.add(value.id)
+                        aliased.update(names)
+            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)) \
+                    and isinstance(getattr(node, "ctx", gast.Load()), gast.Load):  # a display, not a target
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
                 aliased.update(e.id for e in elts if isinstance(e, gast.Name))
         params = {a.id for a in self.parsed.node.args.args + self.parsed.node.args.kwonlyargs

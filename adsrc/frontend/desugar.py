@@ -80,11 +80,17 @@ class Simplify(gast.NodeTransformer):
     """
 
     def __init__(self, shared: dict[str, bool] | None = None, guard: str | None = None,
-                 parsed: Parsed | None = None, lists: set[str] = frozenset()):
+                 parsed: Parsed | None = None, lists: set[str] = frozenset(), runtime: dict | None = None,
+                 namer: Namer | None = None):
         self.shared, self.guard, self.parsed, self.lists = shared or {}, guard, parsed, lists
+        self.runtime, self.namer = runtime or {}, namer
+        written = anno.get(parsed.node, anno.WRITTEN_PARAMS, {}) if parsed is not None else {}
+        self.updates = written.get("updates", set())
 
     def visit_AugAssign(self, node: gast.AugAssign):
         target = node.target
+        if isinstance(target, gast.Name) and (node.lineno, node.col_offset) in self.updates:
+            return self._in_place(node)
         if isinstance(target, gast.Name) and target.id in self.shared and self.guard:
             check = gast.Expr(value=call(self.guard, name(target.id), const(self.parsed.where(node)),
                                          const(self.shared[target.id])))
@@ -95,6 +101,21 @@ class Simplify(gast.NodeTransformer):
             check = gast.Expr(value=call(self.guard, item, const(self.parsed.where(node)), const(True)))
             return located([check], node) + [self._rewrite(node)]
         return self._rewrite(node)
+
+    def _in_place(self, node: gast.AugAssign) -> list[gast.stmt]:
+        """``p op= e`` where ``p`` may hold the array a parameter was given (and no other name read
+        afterwards does: frontend/freshness.py): in place, as Python runs it, where ``p`` is an array
+        (``t = p op e; p[...] = t``, after the check that Python would cast ``t`` into ``p``); a
+        rebinding where it is a number."""
+        target, where = node.target.id, const(self.parsed.where(node))
+        updated = self.namer.fresh(f"{target}_updated")
+        value = gast.copy_location(gast.BinOp(left=name(target), op=node.op, right=copy.deepcopy(node.value)), node)
+        write = gast.Assign(targets=[gast.Subscript(value=name(target), slice=const(Ellipsis), ctx=gast.Store())],
+                            value=name(updated), type_comment=None)
+        body = [assign(updated, value),
+                gast.Expr(value=call(self.runtime["updated_in_place"], name(target), name(updated), where)), write]
+        test = call(self.runtime["in_place"], name(target))
+        return located([gast.If(test=test, body=body, orelse=[self._rewrite(node)])], node)
 
     def _rewrite(self, node: gast.AugAssign) -> gast.Assign:
         target = node.target
@@ -200,7 +221,7 @@ class Desugar(ComprehensionHoisting, JumpLowering, LoopLowering):
         """Simplify assignments, drop docstrings and hoist comprehensions in one body."""
         body = lower_with(body, self.namer.fresh)
         simplify = Simplify(self.shared_names(), self.runtime.get("rebinding"), self.parsed,
-                            anno.get(self.parsed.node, anno.WRITTEN_LISTS, set()))
+                            anno.get(self.parsed.node, anno.WRITTEN_LISTS, set()), self.runtime, self.namer)
         body = [out for s in body for out in _as_list(simplify.visit(s))]
         body = [s for s in body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
         return self.hoist_sums(body)

@@ -32,6 +32,7 @@ import gast
 import numpy as np
 
 from ..errors import UndefinedName, UnsupportedSyntax
+from ..ir import annotations as anno
 from .aliasing import Aliasing, static_value
 from .mutations import MutationChecks, source_label
 from .parse import _MISSING, Parsed
@@ -71,6 +72,8 @@ _OTHER = (
 class SyntaxFence(MutationChecks, gast.NodeVisitor):
     """Visits a function body and raises on the first node outside the allowlist."""
 
+    writes_params = True  # a write into a parameter's array runs as Python's (api/written.py)
+
     def __init__(self, parsed: Parsed):
         self.parsed = parsed
         self.aliasing = Aliasing(parsed)  # which locals may share memory (aliasing.py)
@@ -85,8 +88,8 @@ class SyntaxFence(MutationChecks, gast.NodeVisitor):
                 isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(stmt)):
             for default in stmt.args.defaults:
                 self.visit(default)
-            for inner in stmt.body:
-                self.visit(inner)
+            for inner in stmt.body:  # a function it defines (a factory's, which it returns) is inlined too
+                self.visit_top_level(inner)
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) \
                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             for default in stmt.value.args.defaults:
@@ -261,6 +264,24 @@ def check_syntax(parsed: Parsed) -> None:
     fence = SyntaxFence(parsed)
     for stmt in parsed.node.body:
         fence.visit_top_level(stmt)
+    _note_written_params(fence)
+
+
+def _note_written_params(fence: SyntaxFence) -> None:
+    """Note on the function the parameters whose given arrays it writes (anno.WRITTEN_PARAMS); refuse
+    returning such an array written by index, which Python gives back as the caller's own object."""
+    parsed = fence.parsed
+    noted: dict = {"updates": set()}
+    for param, nodes in fence.written_params().items():
+        by_index = [n for n in nodes if not (isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name))]
+        returned = fence.freshness.returns_param(param)
+        if returned and by_index:
+            fence.fail(by_index[0], f"writing into the array the parameter {param} was given, and returning it "
+                       f"(or a view of it)", f"Python gives back the caller's own array, which adsrc does not: "
+                       f"return a copy ({param}.copy()), or only write into it")
+        noted[param] = ("array" if by_index else "update", returned, parsed.where((by_index or nodes)[0]))
+        noted["updates"] |= {(n.lineno, n.col_offset) for n in nodes if n not in by_index}
+    anno.set(parsed.node, anno.WRITTEN_PARAMS, noted)
 
 
 def _escaping_jumps(stmts: list[gast.stmt]):

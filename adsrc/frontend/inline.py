@@ -45,6 +45,7 @@ class Inliner:
         self.namer = namer
         self.prepare = prepare  # desugars a body (augmented assignments, comprehensions)
         self.local: dict[str, gast.FunctionDef] = {}
+        self.made: set[str] = set()  # the local functions that an inlined factory call defined
         self.depth = 0
 
     def fail(self, node: gast.AST, construct: str, hint: str = "") -> None:
@@ -91,7 +92,7 @@ class Inliner:
         for name, fn in self.local.items():
             if name not in called:
                 continue  # used only as a value: Python runs its own code (closures.py)
-            returns = [n for s in fn.body for n in gast.walk(s) if isinstance(n, gast.Return)]
+            returns = [n for n in _own_nodes(fn.body) if isinstance(n, gast.Return)]
             if not fn.body or not isinstance(fn.body[-1], gast.Return) or len(returns) != 1:
                 self.fail(fn, f"the local function {name} with a return that is not its last statement",
                           "give it a single return at the end, or define it at module level")
@@ -178,7 +179,8 @@ class Inliner:
             before: list[gast.stmt] = []
             rewrite_expressions(stmt, _CallReplacer(self, before))
             out.extend(before)
-            out.append(stmt)
+            if not self.alias(stmt):
+                out.append(stmt)
         return out
 
     def _calls_local(self, node: gast.AST) -> bool:
@@ -214,6 +216,7 @@ class Inliner:
                 gast.Assign(targets=[gast.Name(id=mapping[p], ctx=gast.Store(), annotation=None,
                                                type_comment=None)], value=value, type_comment=None), call))
         body = [Rename(mapping).visit(s) for s in copy.deepcopy(fn.body)]
+        body = self._made_functions(body)
         self.depth += 1
         try:
             inner = self.block(body[:-1] + [gast.copy_location(gast.Expr(value=body[-1].value), body[-1])])
@@ -221,6 +224,61 @@ class Inliner:
             self.depth -= 1
         before.extend(inner[:-1])
         return inner[-1].value
+
+
+    def _made_functions(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """The functions an inlined body defines at its top (a factory's ``def predict(x): ...``, which it
+        returns): each a local function of its own, named afresh for this call, its body reading this
+        call's renamed locals as Python's closure reads the factory's frame; its defaults are evaluated
+        where it is defined. A name the call's value is bound to (``predictor = make(W)``) is then that
+        function (see :meth:`alias`)."""
+        names = {s.name: self.namer.fresh(s.name) for s in body if isinstance(s, gast.FunctionDef)}
+        if not names:
+            return body
+        body = [Rename(names).visit(s) for s in body]
+        out = []
+        for stmt in body:
+            if not isinstance(stmt, gast.FunctionDef):
+                out.append(stmt)
+                continue
+            stmt.name = names.get(stmt.name, stmt.name)
+            if stmt.decorator_list or any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(stmt)):
+                self.fail(stmt, "a decorated or generator function defined in a local function",
+                          "define it at module level")
+            out.extend(self.bind_defaults(stmt, stmt))
+            stmt.body = self.prepare(stmt.body)
+            self.local[stmt.name] = stmt
+            self.made.add(stmt.name)
+        return out
+
+    def alias(self, stmt: gast.stmt) -> bool:
+        """``predictor = predict_1``, where ``predict_1`` is a function a factory call made
+        (:meth:`_made_functions`): ``predictor`` is that function from here on, called by inlining it;
+        the assignment goes. Refused where ``predictor`` is bound elsewhere too, or read other than
+        as the callee of a call (it would have to be the closure Python makes)."""
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                and isinstance(stmt.value, gast.Name) and stmt.value.id in self.made):
+            return False
+        alias, made = stmt.targets[0].id, stmt.value.id
+        uses = [n for n in gast.walk(self.parsed.node) if isinstance(n, gast.Name) and n.id == alias]
+        callees = {id(n.func) for n in gast.walk(self.parsed.node) if isinstance(n, gast.Call)}
+        if sum(isinstance(n.ctx, gast.Store) for n in uses) != 1 or any(
+                isinstance(n.ctx, gast.Load) and id(n) not in callees for n in uses):
+            self.fail(stmt, f"the function a local factory returns, bound to {alias}, which is rebound or "
+                      f"used other than by calling it", f"only call {alias} (its factory's body is inlined, "
+                      f"then its own at each call), or define the factory at module level")
+        self.local[alias] = self.local[made]
+        return True
+
+
+def _own_nodes(body: list[gast.stmt]):
+    """The nodes of a function's body, not those of the functions it defines."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            stack.extend(gast.iter_child_nodes(node))
 
 
 class _LambdaMaker(gast.NodeTransformer):

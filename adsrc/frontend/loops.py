@@ -34,7 +34,7 @@ from ..errors import UnsupportedSyntax
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.dataflow import names as name_nodes
 from ..ir.naming import stored_names
-from ..rules.iterables import unpacked
+from ..rules.iterables import unpacked, zipped_star
 
 # Methods whose result is a dict view: never indexed by position.
 _DICT_VIEWS = ("keys", "values", "items")
@@ -83,6 +83,8 @@ class LoopLowering:
 
     def _lower_for(self, loop: gast.For) -> list[gast.stmt]:
         it, target, before = loop.iter, loop.target, []
+        if self._star_zip(loop):
+            return self._lower_star_zip(loop)
         func = self._builtin_call(it)
         if func == "enumerate" and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args \
                 and all(k.arg == "start" for k in it.keywords):
@@ -148,6 +150,30 @@ class LoopLowering:
         loop.target = store(index)
         loop.body = located(prefix, loop) + loop.body
         return located(before, loop) + [loop]
+
+    def _star_zip(self, loop: gast.For) -> bool:
+        """``for a, b in zip(*xs)``: the builtin zip of one starred argument, into a target of names."""
+        it, target = loop.iter, loop.target
+        return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "zip" \
+            and self.is_builtin("zip") and len(it.args) == 1 and isinstance(it.args[0], gast.Starred) \
+            and not it.keywords and isinstance(target, (gast.Tuple, gast.List)) \
+            and not any(isinstance(e, gast.Starred) for e in target.elts)
+
+    def _lower_star_zip(self, loop: gast.For) -> list[gast.stmt]:
+        """``for a, b in zip(*xs)``: as many sequences as the target has names, since each step unpacks one
+        item of each into them: ``seq, seq_1 = zipped_star(xs, 2, 'file:line')`` (rules/iterables.py: Python's
+        ValueError at the first step where ``xs`` holds another number of sequences, no step where there is
+        none), then ``for a, b in zip(seq, seq_1)``."""
+        helper = self.runtime["zipped_star"]
+        self.parsed.closure[helper] = zipped_star
+        count, where = len(loop.target.elts), self.parsed.where(loop.iter)
+        seqs = [self.namer.fresh("seq") for _ in range(count)]
+        value = call(helper, loop.iter.args[0].value, const(count), const(where))
+        split = gast.Assign(targets=[gast.Tuple(elts=[store(s) for s in seqs], ctx=gast.Store())], value=value,
+                            type_comment=None)
+        loop.iter = located([gast.Call(func=loop.iter.func, args=[name(s) for s in seqs], keywords=[])],
+                            loop.iter)[0]
+        return located([split], loop) + self._lower_zip(loop)
 
     def _lower_reversed(self, loop: gast.For) -> list[gast.stmt]:
         """``for x in reversed(xs)``: ``for i in range(len(xs) - 1, -1, -1): x = xs[i]``, over a sequence

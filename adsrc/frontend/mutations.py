@@ -20,8 +20,12 @@ gradients silently wrong:
   local name (``xp = np``), its functions would be taken for methods of a
   value;
 * writes into what the function did not make. ``y[i] = v`` is accepted into an
-  array only the function sees, ``xs[i] = v`` into such a list (lists.py says
-  which, and notes them on the function as ``anno.WRITTEN_LISTS``),
+  array only the function sees (aliasing.py for the whole function, or
+  freshness.py at the write itself), or, in the differentiated function's
+  own fence, into the array a parameter was given where no other name read
+  afterwards may hold it (api/written.py runs such a call as Python's; the
+  parameters are noted as ``anno.WRITTEN_PARAMS``), ``xs[i] = v`` into such a
+  list (lists.py says which, and notes them on the function as ``anno.WRITTEN_LISTS``),
   ``xs.append(v)`` on a list that may grow (aliasing.py), and
   ``np.add.at(y, indices, v)`` or ``np.subtract.at`` as a statement where
   ``y[i] = v`` would be (:func:`ufunc_at_call`; desugar.py runs it as such a
@@ -41,6 +45,7 @@ import numpy as np
 from ..ir import annotations as anno
 from ..rules.spellings import AT_UFUNCS
 from .aliasing import static_value
+from .freshness import Freshness
 from .lists import written_lists
 from .out_arguments import callables_with_out, out_position, qualified_name
 from .parse import _MISSING, Parsed
@@ -93,7 +98,7 @@ class MutationChecks:
     def visit_Expr(self, node: gast.Expr) -> None:
         call = node.value
         if ufunc_at_call(node, self.parsed, self.locals) is not None \
-                and call.args[0].id in self.aliasing.writable_arrays():
+                and self._writable(call.args[0]):
             for arg in call.args:
                 self.visit(arg)
             return
@@ -227,7 +232,7 @@ class MutationChecks:
         if isinstance(base, gast.Name) and base.id in self.written_lists and target in self._top_targets:
             self._check_list_write(target, base.id)
             return
-        if isinstance(base, gast.Name) and base.id in self.aliasing.writable_arrays() and target in self._top_targets:
+        if isinstance(base, gast.Name) and target in self._top_targets and self._writable(target):
             self.visit(target.slice)
             return
         root = base
@@ -249,6 +254,19 @@ class MutationChecks:
                       f"{why}write into a copy ({base.id} = np.array(...) with its default copy=True, or "
                       f"{base.id} = {base.id}.copy() before the write), or build a new array with np.where or "
                       f"np.concatenate")
+        sharers = self.freshness.sharers(target) if isinstance(base, gast.Name) else []
+        if sharers:
+            self.fail(target, f"assignment to a subscript of {base.id} (x[i] = ...) while another name that may "
+                      f"hold the same array ({', '.join(sharers)}) is read after the write",
+                      f"Python's write would show through {', '.join(sharers)}, which adsrc does not follow: write "
+                      f"into a copy ({base.id} = {base.id}.copy() before the write), or read a copy through the "
+                      f"other name")
+        given = self.freshness.written_params(target) if isinstance(base, gast.Name) else []
+        if given and base.id not in given and not self.writes_params:
+            self.fail(target, f"assignment to a subscript of {base.id} (x[i] = ...), which may hold the array "
+                      f"the parameter {', '.join(given)} was given (on some path to the write)",
+                      f"Python's write would change the caller's array: copy it on every path "
+                      f"({base.id} = {given[0]}.copy()), or build a new array with np.where or np.concatenate")
         if isinstance(base, gast.Name) and self._made_here(base.id, self.aliasing.makes_fresh_array):
             self.fail(target, f"assignment to a subscript of {base.id}, which may still hold an array the "
                       f"function did not make (the copy is made on some paths only, or another name shares it)",
@@ -258,6 +276,38 @@ class MutationChecks:
                   "create it here with np.zeros, np.empty, np.array(...), x.copy() and the like, "
                   "or build a new array with np.where or np.concatenate; a list with xs = list(xs) at the top "
                   "of the function, or [v] * n, or a comprehension")
+
+    def _writable(self, target: gast.AST) -> bool:
+        """Whether a write into ``target`` (``y[...]``, or ``y`` of ``np.add.at(y, ...)``) changes only an
+        array the function made that no other name sees: ``y`` is such an array wherever it is written
+        (aliasing.py), or is at this write (freshness.py, which follows the code statement by statement)."""
+        name = target.value.id if isinstance(target, gast.Subscript) else target.id
+        return name in self.aliasing.writable_arrays() or self.freshness.writable_target(target)
+
+    def written_params(self) -> dict[str, list[gast.stmt]]:
+        """The parameters whose given arrays the accepted writes may change, each with those writes: by
+        index (``p[i] = v``, ``np.add.at(p, ...)``), or updates ``p op= e`` that run in place where ``p``
+        holds an array no other name reads afterwards."""
+        found: dict[str, list[gast.stmt]] = {}
+        for node in gast.walk(self.parsed.node):
+            target = None
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript):
+                target = node.targets[0]
+            elif isinstance(node, gast.AugAssign):  # y[i] op= v, or y op= v
+                target = node.target
+            elif isinstance(node, gast.Expr) and ufunc_at_call(node, self.parsed, self.locals) is not None:
+                target = node.value.args[0]
+            if target is None or not self.freshness.writable(node):
+                continue  # not a write, or one the per-name rule accepted (into an array made here)
+            for param in self.freshness.written_params(target):
+                found.setdefault(param, []).append(node)
+        return found
+
+    writes_params = False  # whether a write may change a parameter's own array (the fence's, not the effects')
+
+    @functools.cached_property
+    def freshness(self) -> Freshness:
+        return Freshness(self.aliasing, params=self.writes_params)
 
     def _shared_binding(self, local: str) -> gast.Call | None:
         """The first call assigned to ``local`` that is not known to make a new array: one whose result

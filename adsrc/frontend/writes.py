@@ -18,12 +18,15 @@ still used. Python shows the change through the view; adsrc would not.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import gast
 
 from ..errors import UnsupportedSyntax
 from ..ir import annotations as anno
 from ..ir.dataflow import blocks, liveness
 from .aliasing import Aliasing, call_shares
+from .freshness import Freshness
 from .mutations import source_label
 
 
@@ -50,10 +53,13 @@ def _shares(stmt: gast.Assign, prim, locals_: set[str]) -> bool:
     return call_shares(prim.rule.func, prim.args, keywords)
 
 
-def write_aliases(node: gast.FunctionDef, where) -> set[str]:
+def write_aliases(node: gast.FunctionDef, where, parsed=None) -> set[str]:
     """The names that may share memory with an array written in place; refuses a view read after a write.
 
-    ``where(node)`` gives a node's original ``file:line:col``, for the error.
+    ``where(node)`` gives a node's original ``file:line:col``, for the error. With ``parsed`` (the
+    function's, whose node ``node`` replaces), a name that may have been a view of the written name
+    somewhere but is proven not to hold its array at the write (freshness.py: ``u = new`` in a loop
+    holds the previous iteration's copy when ``new`` is copied again) is not a stale view there.
     """
     statements = [stmt for block in blocks(node.body) for stmt in block]
     writes = [s for s in statements if getattr(_prim(s), "kind", None) == "write"]
@@ -84,11 +90,13 @@ def write_aliases(node: gast.FunctionDef, where) -> set[str]:
                 view_of.setdefault(target, set()).update(bases)
                 changed = True
     stale_views: dict[int, list[str]] = {}
+    freshness = None if parsed is None else Freshness(Aliasing(dataclasses.replace(parsed, node=node)))
 
     def visit(stmt: gast.stmt, live: set[str]) -> None:
         if getattr(_prim(stmt), "kind", None) == "write":
             base = stmt.targets[0].value.id
-            stale_views[id(stmt)] = sorted(v for v, bases in view_of.items() if base in bases and v in live)
+            stale_views[id(stmt)] = sorted(v for v, bases in view_of.items() if base in bases and v in live
+                                           and (freshness is None or freshness.may_share(stmt, v)))
 
     liveness(node.body, set(), visit)
     for write in writes:

@@ -15,9 +15,12 @@ PUSHES = "pushes"          # reverse -> optimize.tape: the tape pushes that a po
 HINT = "hint"              # front end -> naming.hint_for: a name for an expression's value (a closure's captures)
 
 WRITTEN_LISTS = "written_lists"  # fence -> anf: the local lists ``xs[i] = v`` writes in place (frontend/lists.py)
+WRITTEN_PARAMS = "written_params"  # fence -> pipeline, desugar: parameters whose given arrays the function
+#   writes (name -> (kind, returned, where): kind "array" for y[i] = v, "update" for y op= e only), and
+#   the updates that run in place (key "updates": their (line, column)); api/written.py runs such a call
 TAPE_COPY = "tape_copy"    # reverse -> optimize.tape: ``h_prev = h``, a name for a value a later tape push saves
 
-_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, HINT, TAPE_COPY, WRITTEN_LISTS})
+_KEYS = frozenset({PRIM, SINGLE_USE, PUSHES, HINT, TAPE_COPY, WRITTEN_LISTS, WRITTEN_PARAMS})
 _MISSING = object()
 
 

@@ -150,6 +150,34 @@ defvjp(unpacked, _unpacked_dvalue, None, None)
 defjvp(unpacked, _unpacked_jvp, None, None, piecewise_linear=True)
 
 
+# ---- for a, b in zip(*value): the sequences zipped, as many as the loop's target names --------
+def zipped_star(value, count, where=""):
+    """The ``count`` sequences that ``for a, b in zip(*value)`` zips (``count`` names in its target), for
+    generated code that then zips them by position. Python's ``zip(*value)`` zips as many sequences as
+    ``value`` holds, and unpacking a step's items into ``count`` names raises ValueError at the first
+    step if that is not ``count``; where there is no first step (``value`` is empty, or one of its items
+    is), the loop runs none: then ``count`` empty tuples. A list, tuple or array is taken as it is, any
+    other iterable as the tuple of what iterating it gives (as ``unpacked`` takes it)."""
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else tuple(value)
+    if len(items) == count:
+        return items
+    if len(items) == 0 or any(len(item) == 0 for item in items):
+        return ((),) * count  # zip yields nothing: the loop unpacks nothing, as Python's
+    if len(items) > count:
+        raise ValueError(f"too many values to unpack (expected {count})")
+    raise ValueError(f"not enough values to unpack (expected {count}, got {len(items)})")
+
+
+def _no_step(ans) -> bool:
+    return all(isinstance(a, tuple) and not a for a in ans)
+
+
+defvjp(zipped_star, lambda g, ans, value, count, where="": zero if _no_step(ans) else
+       _unpacked_dvalue(g, ans, value, count), None, None)
+defjvp(zipped_star, lambda t, ans, value, count, where="": zero if _no_step(ans) else
+       _unpacked_jvp(t, ans, value, count), None, None, piecewise_linear=True)
+
+
 # ---- a dict's methods: d.values(), d.items(), d.keys(), d.get(key, default) -------------
 def _require_dict(d: Any, method: str) -> None:
     if not isinstance(d, dict):

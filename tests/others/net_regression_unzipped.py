@@ -31,4 +31,3 @@ def loss(flat):
 
 ARGS = (np.random.default_rng(17).standard_normal(10) * 0.7,)
 WRT = 0
-XFAIL = "zip(*xs) in a for loop: the number of sequences it zips is known only when it runs (refused, NoGradientRule)"

@@ -23,4 +23,3 @@ def loss(weights, bias):
 
 ARGS = (np.array([[0.2, -0.1, 0.4], [0.3, 0.5, -0.2]]), np.array([0.1, 0.0, -0.1]))
 WRT = (0, 1)
-XFAIL = "a local function that defines and returns a local function (refused, UnsupportedSyntax)"

@@ -1,0 +1,362 @@
+"""Freshness: which arrays a write ``y[i] = v`` may change, decided at the write itself.
+
+Input: a parsed function and its :class:`~adsrc.frontend.aliasing.Aliasing`.
+Output: :meth:`Freshness.writable`, whether a write (``y[i] = v``,
+``y[i] += v``, ``np.add.at(y, i, v)``) is proven to change an array that
+no other name still used afterwards can see, and that the function made
+itself (or, where asked, that is one of its parameters' arrays).
+
+aliasing.py's :meth:`~adsrc.frontend.aliasing.Aliasing.writable_arrays`
+answers per name, for the whole function; this analysis follows the code
+from the top, statement by statement, and keeps for each local name the
+abstract objects it may hold at that point:
+
+* ``("site", node, "recent")``: the array made by one evaluation of a
+  fresh-array expression (a constructor, ``.copy()``, arithmetic), the last
+  one made there; ``("site", node, "old")`` any earlier one. Each
+  evaluation demotes what the names held of the site to "old" (recency),
+  so ``new = u.copy(); new[...] = ...; u = new`` in a loop is seen to write
+  an array ``u`` does not hold: ``u`` holds the previous iteration's copy;
+* ``("param", p)``: the object the parameter ``p`` was given;
+* :data:`NEW`: a new object not known to be an array (a number, a list
+  display, whose items the name then holds beside it);
+* :data:`UNKNOWN`: anything else (a global, an item of a container, a view,
+  what a call returned that may be its argument).
+
+A write is proven where every object the written name may hold is a site
+(or an accepted parameter's object), and no other name that may hold one
+of them is read after the write (liveness): Python would show the write
+through that name, which the derivative does not model. Containers count
+as names holding what they hold (``xs = [y]``). Loops run to a fixpoint;
+branches join by union; a statement the analysis does not model makes
+the names it binds hold :data:`UNKNOWN`.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..ir.dataflow import liveness
+from .aliasing import Aliasing, _GROWING
+
+UNKNOWN = ("unknown",)
+NEW = ("new",)  # a new object not known to be an array (a list display holding the objects beside it, a number)
+State = dict  # name -> frozenset of abstract objects
+
+
+def _join(a: State | None, b: State | None) -> State | None:
+    if a is None:
+        return None if b is None else dict(b)
+    if b is None:
+        return dict(a)
+    return {k: a.get(k, frozenset()) | b.get(k, frozenset()) for k in a.keys() | b.keys()}
+
+
+def _leq(a: State | None, b: State | None) -> bool:
+    if a is None:
+        return True
+    if b is None:
+        return False
+    return all(v <= b.get(k, frozenset()) for k, v in a.items())
+
+
+class Freshness:
+    """The flow-sensitive facts of one function's writes (computed when made).
+
+    ``params``: whether a parameter's own array counts as writable (the caller's array, which adsrc
+    then writes as Python does: api/written.py); otherwise only arrays the function made do.
+    """
+
+    def __init__(self, aliasing: Aliasing, params: bool = False):
+        self.aliasing = aliasing
+        self.params = params
+        node = aliasing.parsed.node
+        self._before: dict[int, State] = {}  # id(write statement) -> what the names hold before it
+        self._live: dict[int, set[str]] = {}  # id(write statement) -> the names read after it
+        self._statements: dict[int, gast.stmt] = {}  # id(what is written: y[...], or y of np.add.at) -> the write
+        self._nested = {n.id for inner in _nested_scopes(node) for n in gast.walk(inner)
+                        if isinstance(n, gast.Name)}
+        args = node.args
+        start: State = {a.id: frozenset({("param", a.id)}) for a in args.posonlyargs + args.args + args.kwonlyargs}
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                start[extra.id] = frozenset({UNKNOWN})
+        self._loops: list[tuple[list, list]] = []
+        self._shapes: dict[int, tuple] = {}  # id(expression) -> what _shape found
+        self._returned: frozenset = frozenset()  # what the function's return statements may give
+        self._holders: list[str | None] = []  # the hidden holders of the iterables of the loops around a statement
+        self._around: dict[int, set[str]] = {}  # id(write statement) -> the holders live at it
+        self._run(node.body, start)
+        liveness(node.body, set(), self._note_live)
+
+    # -- the question ---------------------------------------------------------------------------
+    def writable(self, stmt: gast.stmt) -> bool:
+        """Whether the write ``stmt`` (an assignment to ``y[...]``, or ``np.add.at(y, ...)`` as a statement)
+        changes only an array no other name read afterwards holds, one the function made (or a
+        parameter's, if ``params``)."""
+        name = _written_name(stmt)
+        state, live = self._before.get(id(stmt)), self._live.get(id(stmt))
+        if name is None or state is None or live is None or name in self._nested:
+            return False
+        held = state.get(name, frozenset())
+        if not held or not all(self._writable_object(o) for o in held):
+            return False
+        return not any(other != name and state.get(other, frozenset()) & held for other in live)
+
+    def writable_target(self, target: gast.AST) -> bool:
+        """:meth:`writable` of the write whose target (``y[...]``, or ``y`` of ``np.add.at(y, ...)``) this is."""
+        stmt = self._statements.get(id(target))
+        return stmt is not None and self.writable(stmt)
+
+    def sharers(self, target: gast.AST) -> list[str]:
+        """The other names read after the write into ``target`` that may hold the array it writes, where
+        that array is one it may write (made here, or a parameter's)."""
+        stmt = self._statements.get(id(target))
+        if stmt is None or id(stmt) not in self._live:
+            return []
+        name, state = _written_name(stmt), self._before[id(stmt)]
+        held = state.get(name, frozenset())
+        if not held or not all(self._writable_object(o) for o in held):
+            return []  # refused for what it may hold already
+        return sorted(other for other in self._live[id(stmt)] if other != name and state.get(other, frozenset()) & held)
+
+    def returns_param(self, param: str) -> bool:
+        """Whether a return statement may give the object the parameter ``param`` was given (or an array
+        sharing its memory, or a container holding it)."""
+        return ("param", param) in self._returned
+
+    def may_share(self, stmt: gast.stmt, other: str) -> bool:
+        """Whether ``other`` may hold, at the write ``stmt``, an array the write changes (True where the
+        write was not followed: in code the analysis does not model)."""
+        state = self._before.get(id(stmt))
+        name = _written_name(stmt)
+        if state is None or name is None:
+            return True
+        held = state.get(name, frozenset())
+        return not held or UNKNOWN in held or bool(state.get(other, frozenset()) & held)
+
+    def written_params(self, target: gast.AST) -> list[str]:
+        """The parameters whose given object the write into ``target`` may change."""
+        stmt = self._statements.get(id(target))
+        if stmt is None:
+            return []
+        state = self._before.get(id(stmt), {})
+        return sorted(o[1] for o in state.get(_written_name(stmt), frozenset()) if o[0] == "param")
+
+    def _writable_object(self, obj: tuple) -> bool:
+        return obj[0] == "site" or (self.params and obj[0] == "param")
+
+    def _note_live(self, stmt: gast.stmt, live: set[str]) -> None:
+        if id(stmt) in self._before:
+            self._live[id(stmt)] = self._live.get(id(stmt), set()) | live | self._around[id(stmt)]
+
+    # -- what an expression may evaluate to ---------------------------------------------------------
+    def _objects(self, value: gast.AST, state: State) -> frozenset:
+        if isinstance(value, gast.IfExp):
+            return self._objects(value.body, state) | self._objects(value.orelse, state)
+        if isinstance(value, gast.Name):
+            return state.get(value.id, frozenset()) if value.id in self.aliasing.locals else frozenset({UNKNOWN})
+        fresh, sources, marker = self._shape(value)
+        if fresh:
+            return frozenset({("site", id(value), "recent")})
+        return frozenset({marker}).union(*(state.get(name, frozenset()) for name in sources))
+
+    def _shape(self, value: gast.AST) -> tuple[bool, tuple[str, ...], tuple]:
+        """What does not change from one visit of an expression to the next: whether it makes a new array,
+        the names whose objects it may share, and the marker of what else it may be."""
+        key = id(value)
+        if key not in self._shapes:
+            aliasing = self.aliasing
+            fresh = aliasing.makes_fresh_array(value)
+            sources = () if fresh else tuple(aliasing.sources(value))
+            marker = NEW if fresh or aliasing.ownership(value) == "new" else UNKNOWN
+            self._shapes[key] = (fresh, sources, marker)
+        return self._shapes[key]
+
+    @staticmethod
+    def _made(value: gast.AST) -> set[int]:
+        """The sites an expression's evaluation makes a new object of (every fresh subexpression may)."""
+        return {id(n) for n in gast.walk(value) if isinstance(n, gast.expr)}
+
+    @staticmethod
+    def _demote(state: State, sites: set[int]) -> None:
+        for name, held in state.items():
+            if any(o[0] == "site" and o[2] == "recent" and o[1] in sites for o in held):
+                state[name] = frozenset(("site", o[1], "old") if o[0] == "site" and o[1] in sites else o
+                                        for o in held)
+
+    def _bind(self, state: State, target: gast.AST, value: gast.AST | None, objects: frozenset) -> None:
+        if isinstance(target, gast.Name):
+            state[target.id] = objects
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
+                    and not any(isinstance(e, gast.Starred) for e in value.elts + target.elts):
+                parts = [self._objects(v, state) for v in value.elts]
+                for t, v, objs in zip(target.elts, value.elts, parts):
+                    self._bind(state, t, v, objs)
+            else:  # items of what is unpacked
+                for n in gast.walk(target):
+                    if isinstance(n, gast.Name):
+                        state[n.id] = objects | {UNKNOWN}
+        elif isinstance(target, gast.Starred):
+            self._bind(state, target.value, None, objects | {UNKNOWN})
+        else:  # xs[i] = v, obj.a = v: the container holds v (an array only copies the values)
+            root = target
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            if isinstance(root, gast.Name):
+                held = state.get(root.id, frozenset())
+                if not (root is target.value and isinstance(target, gast.Subscript) and held
+                        and all(o[0] in ("site", "param") for o in held)):
+                    state[root.id] = held | objects
+
+    # -- statements -------------------------------------------------------------------------------------
+    def _run(self, stmts: list[gast.stmt], state: State | None) -> State | None:
+        for stmt in stmts:
+            if state is None:
+                return None
+            state = self._statement(stmt, dict(state))
+        return state
+
+    def _statement(self, stmt: gast.stmt, state: State) -> State | None:
+        if _written_name(stmt) is not None:
+            self._statements[id(_write_target(stmt))] = stmt
+            self._around[id(stmt)] = {h for h in self._holders if h is not None}
+            before = self._before.get(id(stmt))
+            self._before[id(stmt)] = state if before is None else _join(before, state)
+        for walrus in (n for n in _own_nodes(stmt) if isinstance(n, gast.NamedExpr)):
+            everything = frozenset().union(*state.values()) | {UNKNOWN}  # (y := e) may be anything
+            state[walrus.target.id] = everything
+        if isinstance(stmt, (gast.Assign, gast.AnnAssign)):
+            if stmt.value is None:
+                return state
+            target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
+            objects = self._objects(stmt.value, state)
+            self._demote(state, self._made(stmt.value))
+            self._bind(state, target, stmt.value, objects)
+            if isinstance(stmt, gast.Assign):
+                for extra in stmt.targets[1:]:
+                    self._bind(state, extra, stmt.value, objects)
+            return state
+        if isinstance(stmt, gast.AugAssign):
+            if isinstance(stmt.target, gast.Name):
+                # in place for an array, a new object for a number (neither holds e); a list or another
+                # object may come to hold what e holds (xs += [y])
+                held = state.get(stmt.target.id, frozenset())
+                array = held and all(o[0] in ("site", "param") for o in held)
+                objects = frozenset() if array else self._objects(stmt.value, state)
+                self._demote(state, self._made(stmt.value) | {id(stmt)})
+                state[stmt.target.id] = held | objects | {("site", id(stmt), "recent")}
+            else:
+                self._bind(state, stmt.target, None, self._objects(stmt.value, state))
+            return state
+        if isinstance(stmt, gast.Expr):
+            call = stmt.value
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                    and call.func.attr in _GROWING and isinstance(call.func.value, gast.Name):
+                grown = state.get(call.func.value.id, frozenset())
+                for part in list(call.args) + [k.value for k in call.keywords]:
+                    grown |= self._objects(part, state)
+                state[call.func.value.id] = grown
+            return state
+        if isinstance(stmt, gast.If):
+            return _join(self._run(stmt.body, state), self._run(stmt.orelse, state))
+        if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
+            return self._loop(stmt, state)
+        if isinstance(stmt, gast.Return):
+            if stmt.value is not None:
+                self._returned |= self._objects(stmt.value, state)
+            return None
+        if isinstance(stmt, (gast.Break, gast.Continue)) and self._loops:
+            breaks, continues = self._loops[-1]
+            (breaks if isinstance(stmt, gast.Break) else continues).append(state)
+            return None
+        if isinstance(stmt, (gast.Pass, gast.Assert, gast.Raise)):
+            return state if not isinstance(stmt, gast.Raise) else None
+        # Not modelled (a local def, with, try): what it binds may hold anything; writes in it are not proven.
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                state[n.id] = frozenset().union(*state.values()) | {UNKNOWN}
+            if isinstance(n, (gast.FunctionDef, gast.ClassDef)):
+                state[n.name] = frozenset({UNKNOWN})
+        return state
+
+    def _loop(self, stmt: gast.For | gast.While, state: State) -> State | None:
+        head: State | None = state
+        items = None
+        if isinstance(stmt, gast.For):
+            builtin = self.aliasing.static(stmt.iter.func) if isinstance(stmt.iter, gast.Call) else None
+            items = frozenset() if builtin is range else None
+        holder = None
+        if isinstance(stmt, gast.For) and items is None:
+            # Python evaluates the iterable once; what it holds stays reachable (its later items) for the
+            # whole loop, as if a name read at every step held it.
+            holder = f"the iterable of the loop at line {stmt.lineno}:{stmt.col_offset + 1}"  # no name has a space
+            head = dict(head)
+            head[holder] = self._objects(stmt.iter, head)
+            items = head[holder] | {UNKNOWN}
+        self._holders.append(holder)
+        breaks: list = []
+        while True:
+            body_in = dict(head)
+            if isinstance(stmt, gast.For):
+                self._bind(body_in, stmt.target, None, items | (body_in.get(holder, frozenset()) if holder else frozenset()))
+            self._loops.append((breaks, continues := []))
+            out = self._run(stmt.body, body_in)
+            self._loops.pop()
+            for jump in continues:
+                out = _join(out, jump)
+            new_head = _join(head, out)
+            if _leq(new_head, head):
+                break
+            head = new_head
+        self._holders.pop()
+        after = head
+        for jump in breaks:
+            after = _join(after, jump)
+        if holder is not None and after is not None:
+            after.pop(holder, None)
+        return after
+
+
+def _written_name(stmt: gast.stmt) -> str | None:
+    """The name a write statement writes into: ``y`` of ``y[...] = v``, ``y[...] op= v``, ``np.add.at(y, ...)``,
+    and ``y op= v`` (in place where ``y`` holds an array)."""
+    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+            return target.value.id
+        if isinstance(stmt, gast.AugAssign) and isinstance(target, gast.Name):
+            return target.id
+        return None
+    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) \
+            and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "at" \
+            and stmt.value.args and isinstance(stmt.value.args[0], gast.Name):
+        return stmt.value.args[0].id
+    return None
+
+
+def _write_target(stmt: gast.stmt) -> gast.AST:
+    if isinstance(stmt, gast.Assign):
+        return stmt.targets[0]
+    if isinstance(stmt, gast.AugAssign):
+        return stmt.target  # y[...], or y of y op= v
+    return stmt.value.args[0]
+
+
+def _own_nodes(stmt: gast.stmt):
+    """A statement's nodes, not those of the statements or scopes nested in it."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in gast.iter_child_nodes(node):
+            if not isinstance(child, (gast.stmt, gast.Lambda, gast.FunctionDef, gast.ListComp, gast.SetComp,
+                                      gast.DictComp, gast.GeneratorExp)):
+                stack.append(child)
+
+
+def _nested_scopes(node: gast.FunctionDef):
+    """The functions and lambdas defined in a function (whose reads see the names' bindings when they run)."""
+    for n in gast.walk(node):
+        if n is not node and isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            yield n
