@@ -35,7 +35,7 @@ BAD_STATEMENTS = [
     "import math as m",
     "yield {v}",
     "print(undefined_name_{v})",
-    "x[0] = 1.0",
+    "np.copyto(x, x * 2.0)",
     "W.flags.writeable = False",
     "{v}_list = [1.0]\n{v}_alias = {v}_list\n{v}_alias.append(2.0)",
     "st = {{1, 2}}",
