@@ -286,6 +286,37 @@ def test_third_order_is_rejected():
         adsrc.grad(adsrc.grad(adsrc.grad(cube)))(1.0)
 
 
+def _summed_cube(x):
+    return np.sum(x ** 3)
+
+
+def _cubes(x):
+    return x ** 3
+
+
+@pytest.mark.parametrize("make", [
+    lambda: adsrc.hessian(adsrc.hessian(_summed_cube)),
+    lambda: adsrc.grad(adsrc.hessian(_summed_cube)),
+    lambda: (lambda x: adsrc.vjp(adsrc.hessian(_summed_cube), x)),
+    lambda: adsrc.jacobian(adsrc.hessian(_summed_cube)),
+    lambda: adsrc.hessian(adsrc.grad(_summed_cube)),
+], ids=["hessian-hessian", "grad-hessian", "vjp-hessian", "jacobian-hessian", "hessian-grad"])
+def test_a_third_derivative_of_any_composition_is_refused_for_its_order(make):
+    """Not as "a Jacobian, not a Python function": every composition names the order."""
+    with pytest.raises(adsrc.errors.InvalidArgument, match="order 2") as caught:
+        make()(np.ones(2))
+    assert "test_higher.py:" in str(caught.value)
+
+
+def test_reverse_mode_of_a_first_order_jacobian_says_what_to_use_instead():
+    with pytest.raises(adsrc.errors.InvalidArgument, match=r"adsrc.jacobian\(adsrc.jacobian\(f\)\)"):
+        adsrc.vjp(adsrc.jacobian(_cubes), np.ones(2))
+    jj = adsrc.jacobian(adsrc.jacobian(_cubes))(np.array([1.0, 2.0]))
+    expected = np.zeros((2, 2, 2))
+    expected[0, 0, 0], expected[1, 1, 1] = 6.0, 12.0
+    np.testing.assert_allclose(jj, expected)
+
+
 def test_grad_of_value_and_grad_is_rejected():
     with pytest.raises(adsrc.errors.InvalidArgument):
         adsrc.grad(adsrc.value_and_grad(cube))(1.0)

@@ -519,9 +519,13 @@ def test_eigh_at_repeated_eigenvalues():
     a = np.diag([1.0, 1.0, 3.0])
     w, v = np.linalg.eigh(a)
     eigh = RULES["numpy.linalg.eigh"]
-    # through the eigenvectors: undefined, refused
+    # through the eigenvectors, mixing the repeated pair: undefined, refused
+    mixing = np.zeros((3, 3))
+    mixing[0, 1] = 1.0
     with pytest.raises(InvalidArgument, match="repeat"):
-        eigh.vjps[0]((zero, np.ones((3, 3))), (w, v), a)
+        eigh.vjps[0]((zero, mixing), (w, v), a)
+    # a cotangent symmetric on the pair does not depend on the basis chosen in it: defined
+    assert np.all(np.isfinite(eigh.vjps[0]((zero, np.ones((3, 3))), (w, v), a)))
     # through the eigenvalues: defined, in both modes
     np.testing.assert_allclose(eigh.vjps[0]((np.array([1.0, 1.0, 2.0]), zero), (w, v), a), np.diag([1.0, 1.0, 2.0]))
     t = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 5.0]])
@@ -672,3 +676,49 @@ def test_rules_with_integer_results_match_finite_differences(name, case):
     rule = RULES[name]
     check_against_fd(rule.func, rule.vjps, case, zlib.crc32(name.encode()), name)
     check_jvp(rule.func, rule, case, zlib.crc32(name.encode()), name)
+
+
+# ---- eigh at repeated eigenvalues, through a loss that does not depend on the basis chosen --------------
+def top_direction(X, b):
+    """A PCA of a rank-deficient covariance (two zero eigenvalues): the top principal direction only."""
+    w, v = np.linalg.eigh(X @ X.T)
+    return (v[:, -1] @ b) ** 2 + w[-1]
+
+
+def zero_eigenspace(X, b):
+    """The projector onto the eigenspace of the repeated zero eigenvalue: the same whatever basis of it."""
+    w, v = np.linalg.eigh(X @ X.T)
+    null = v[:, :2]
+    return b @ (null @ (null.T @ b)) + np.sum(w)
+
+
+def one_of_the_repeated(X, b):
+    w, v = np.linalg.eigh(X @ X.T)
+    return (v[:, 0] @ b) ** 2  # which vector of the zero eigenspace is column 0 is NumPy's choice
+
+
+def _central(f, X, b, eps=1e-6):
+    out = np.zeros_like(X)
+    for i in np.ndindex(X.shape):
+        step = np.zeros_like(X)
+        step[i] = eps
+        out[i] = (f(X + step, b) - f(X - step, b)) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("f", [top_direction, zero_eigenspace])
+@pytest.mark.parametrize("eager", [False, True])
+def test_eigh_at_repeated_eigenvalues_differentiates_a_loss_that_does_not_depend_on_the_basis(f, eager):
+    rng = np.random.default_rng(7)
+    X, b = rng.standard_normal((4, 2)), rng.standard_normal(4)
+    w = np.linalg.eigvalsh(X @ X.T)
+    assert abs(w[0]) < 1e-12 and abs(w[1]) < 1e-12  # the zero eigenvalue is repeated
+    got = adsrc.grad(f, eager=eager)(X, b)
+    np.testing.assert_allclose(got, _central(f, X, b), rtol=1e-5, atol=1e-6)
+
+
+def test_eigh_at_repeated_eigenvalues_refuses_a_loss_that_depends_on_the_basis():
+    rng = np.random.default_rng(7)
+    X, b = rng.standard_normal((4, 2)), rng.standard_normal(4)
+    with pytest.raises(InvalidArgument, match="not unique"):
+        adsrc.grad(one_of_the_repeated)(X, b)

@@ -41,6 +41,27 @@ def label(func: Callable) -> str:
     return getattr(func, "__name__", None) or getattr(bound_parts(func)[0], "__name__", None) or repr(func)
 
 
+def _refuse_a_jacobian(func: Callable) -> None:
+    """A Jacobian or Hessian adsrc made (api/higher.py), given to a reverse-mode API: refused by what it is
+    (its order), not as a callable without source."""
+    order = getattr(func, "order", None)
+    if type(func).__module__ != "adsrc.api.higher" or not isinstance(order, int):
+        return
+    root = getattr(func, "root", func)
+    where = f" ({_where_of(root)})" if _where_of(root) else ""
+    if order >= 2:
+        raise InvalidArgument(f"differentiating {func!r}{where}: it is a second derivative already, and adsrc "
+                              f"differentiates up to order 2")
+    raise InvalidArgument(f"differentiating {func!r}{where} in reverse mode: grad, value_and_grad and vjp take a "
+                          f"Python function; take the Jacobian of the Jacobian instead "
+                          f"(adsrc.jacobian(adsrc.jacobian(f)), or adsrc.hessian(f) for a scalar f)")
+
+
+def _where_of(func: Callable) -> str:
+    code = getattr(func, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+
+
 def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     """Parameter positions for ``wrt``, and whether the caller asked for a tuple.
 
@@ -54,6 +75,7 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
         primitive = _primitive(func)
         if primitive:
             raise SourceUnavailable(label(func), *primitive)
+        _refuse_a_jacobian(func)
         raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
                                              f"functools.partial or callable object")
     names = list(signature_of(function).parameters)

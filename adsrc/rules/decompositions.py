@@ -120,14 +120,35 @@ def _repeated(w):
     return gaps, off, off & (np.abs(gaps) <= 8 * n * np.finfo(np.result_type(w, 1.0)).eps * scale)
 
 
+def _check_unmixed(projected, repeated, w, complex_values):
+    """Where eigenvalues i and j repeat, the pair contributes F_ij (M_ij - M_ji) to the symmetric gradient
+    (M = Vᴴ V̄): for a loss that does not care which basis of their eigenspace NumPy picked (it reads a simple
+    eigenvalue's eigenvector only, or the eigenspace as a whole), M_ij = M_ji and the pair contributes
+    nothing, which is the gradient's limit. Otherwise the loss depends on a basis that is not unique:
+    refused. For complex values, both M_ij and M_ji must vanish (their phases are not unique either)."""
+    swapped = np.swapaxes(projected, -1, -2)
+    mixed = np.abs(projected) + np.abs(swapped) if complex_values else np.abs(projected - swapped)
+    n = np.shape(w)[-1]
+    scale = np.max(np.abs(projected), axis=(-2, -1), keepdims=True)
+    tolerance = 64 * n * np.finfo(np.result_type(w, 1.0)).eps * np.where(scale > 0, scale, 1.0)
+    if np.any(repeated & (mixed > tolerance)):
+        raise InvalidArgument(
+            f"np.linalg.eigh: the loss depends on which eigenvectors NumPy chose for a repeated eigenvalue "
+            f"(eigenvalues {np.round(w, 12).tolist()}), and those are not unique, so the gradient is undefined. "
+            f"A loss that reads only the eigenvectors of simple eigenvalues, or the eigenspace as a whole "
+            f"(a projector V[:, k] @ V[:, k].T summed over the repeated ones), or the eigenvalues alone "
+            f"(np.linalg.eigvalsh), is differentiable there")
+
+
 def _eigh_da(g, ans, a, UPLO="L"):
     """V (diag(w̄) + F ∘ Vᴴ V̄) Vᴴ with F_ij = 1 / (w_j - w_i), V̄ = conj(ḡV), conjugated for complex values
     (docs/complex.md), which also add the phase term of module _phases to V̄.
 
-    Through the eigenvectors, the gradient is undefined where eigenvalues repeat
-    (the eigenvectors are not even continuous there): that is refused with
-    InvalidArgument rather than returned as inf or NaN. Through the eigenvalues
-    alone it is defined everywhere.
+    Through the eigenvectors of a repeated eigenvalue, the gradient is defined
+    only for a loss that does not depend on which basis of their eigenspace
+    NumPy picked (:func:`_check_unmixed`); any other is refused with
+    InvalidArgument rather than returned as inf or NaN. Through the
+    eigenvalues, and the eigenvectors of simple eigenvalues, it is defined.
     """
     w, v = ans
     g_w, g_v = g if isinstance(g, (tuple, list)) else (g, zero)
@@ -140,17 +161,15 @@ def _eigh_da(g, ans, a, UPLO="L"):
         inner = inner + np.expand_dims(g_w, -1) * np.eye(np.shape(a)[-1], dtype=dtype)
     if not is_zero(g_v):
         gaps, off, repeated = _repeated(w)
-        if np.any(repeated):
-            raise InvalidArgument(
-                f"np.linalg.eigh: the gradient through the eigenvectors is undefined where eigenvalues repeat "
-                f"(eigenvalues {np.round(w, 12).tolist()}): the eigenvectors of a repeated eigenvalue are not "
-                f"unique. Functions of the eigenvalues alone (np.linalg.eigvalsh) are differentiable there")
-        f = np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0).astype(dtype, copy=False)
         if complex_values:
             g_v = np.conj(g_v)
             r, row = _eigh_phase(v, UPLO)
             g_v = _phases.phase_cotangent(g_v, r, row, _phases.diagonal_imag(v, g_v))
-        inner = inner + f * (transpose(v) @ g_v)
+        projected = transpose(v) @ g_v
+        if np.any(repeated):
+            _check_unmixed(projected, repeated, w, complex_values)
+        f = np.where(off & ~repeated, 1.0 / np.where(off & ~repeated, gaps, 1.0), 0.0).astype(dtype, copy=False)
+        inner = inner + f * projected
     full = v @ inner @ transpose(v)
     folded = _fold_onto_triangle(0.5 * (full + transpose(full)), UPLO.upper() == "L", complex_values)
     return np.conj(folded) if complex_values else folded
@@ -322,7 +341,7 @@ note("the gradient lives on the triangle NumPy reads (lower by default)",
 note("the cotangent is a tuple (g_sign, g_logdet)", lookup(np.linalg.slogdet))
 note("exact at singular matrices (the adjugate; no inverse is taken)", lookup(np.linalg.det))
 note("the gradient lives on the triangle NumPy reads (lower by default); at a repeated eigenvalue a cotangent "
-     "on the eigenvectors raises "
+     "that depends on which of its eigenvectors NumPy chose raises "
      "InvalidArgument (they are not unique), and their tangent is NaN", lookup(np.linalg.eigh))
 note("the gradient lives on the triangle NumPy reads (lower by default); at a repeated eigenvalue the "
      "tangent is the directional derivative "
