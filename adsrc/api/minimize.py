@@ -19,6 +19,7 @@ from .gradients import value_and_grad
 from .higher import hvp
 from .primitives import callable_for
 from .blocks import is_float_leaf
+from .ravel import ravel_pytree
 from .trees import flatten
 
 __all__ = ["minimize"]
@@ -28,29 +29,20 @@ _HESS = frozenset({"dogleg", "trust-exact"})
 
 
 def _ravel(tree: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
-    """``(vector, unravel)``: the float leaves of ``tree`` as one float64 vector, and the function that
-    rebuilds a tree of its structure (float leaves as floats, arrays in their shapes, float64) from one."""
-    # to be replaced by ravel_pytree
+    """``(vector, unravel)``: :func:`ravel_pytree` of ``tree`` with every leaf as float64 (SciPy works
+    in float64), after checking that each leaf is a real float; ``unravel`` gives float leaves as floats
+    and arrays in their shapes, new arrays each time."""
     leaves, unflatten = flatten(tree)
     for leaf in leaves:
         if not is_float_leaf(leaf) or np.iscomplexobj(leaf):
             raise InvalidArgument(f"minimize optimizes real floating-point parameters, and a leaf of params is a "
                                   f"{type(leaf).__name__} of dtype {np.result_type(leaf)}; pass floats or float "
                                   f"arrays (np.asarray(x, float)), and the rest through args")
-    shapes = [np.shape(leaf) for leaf in leaves]
-    scalars = [isinstance(leaf, float) for leaf in leaves]
-    sizes = [int(np.prod(shape)) for shape in shapes]
-    vector = np.concatenate([np.ravel(np.asarray(leaf, dtype=np.float64)) for leaf in leaves]) if leaves \
-        else np.zeros(0)
+    as64 = unflatten([leaf if isinstance(leaf, float) else np.asarray(leaf, dtype=np.float64) for leaf in leaves])
+    vector, unravel_tree = ravel_pytree(as64)
 
     def unravel(flat: np.ndarray) -> Any:
-        flat = np.asarray(flat, dtype=np.float64)
-        out, start = [], 0
-        for shape, size, scalar in zip(shapes, sizes, scalars):
-            piece = flat[start:start + size].reshape(shape)
-            out.append(float(piece) if scalar else piece.copy())
-            start += size
-        return unflatten(out)
+        return unravel_tree(np.array(flat, dtype=np.float64))
 
     return vector, unravel
 
