@@ -16,6 +16,7 @@ from .api.elementwise import elementwise_grad
 from .api.implicit import fixed_point
 from .api.minimize import minimize
 from .api.vmap import vmap
+from .api import derived_tangents as _derived_tangents  # noqa: F401  (installs the tangent of vjp-only rules)
 from .config import config, eager_unthunk
 from .errors import AdsrcError
 from .rules.registry import register_adjoint, register_nondifferentiable

@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import NotDifferentiable
 from ..values import as_tangent
 from ..values import unthunk, zero
 from ..values.arrays import is_lazy
@@ -98,6 +99,31 @@ class Rule:
 INERT_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags", "__name__"})
 
 _rules: dict[Any, Rule] = {}
+
+# How a user rule's tangent is derived from its vjp (set by api/derived_tangents.py, a layer above, which
+# transposes the vjp by differentiating it): called as derive(source, index, t, ans, args, kwargs, rule, i).
+_tangent_deriver: list[Callable[..., Any]] = []
+
+
+def set_tangent_deriver(derive: Callable[..., Any]) -> None:
+    """Install the function that derives a user rule's missing tangent from its vjp (api layer)."""
+    _tangent_deriver[:] = [derive]
+
+
+def _derived_tangents(rule: Rule, sources: Sequence[tuple[Callable, int | None] | None]) -> tuple:
+    """One tangent per differentiable argument of a user rule with no jvp: its vjp is linear in the
+    cotangent, so the tangent is the vjp's transpose, J t = (g -> J^T g)^T t."""
+
+    def derived(i: int, source: Callable, index: int | None) -> Callable:
+        def tangent(t, ans, *args, **kwargs):
+            if not _tangent_deriver:
+                raise NotDifferentiable(f"{rule.qualname} has no tangent rule for argument {i}")
+            return _tangent_deriver[0](source, index, t, ans, args, kwargs, rule, i)
+
+        tangent.derived = True
+        return _guard_tangent(tangent, f"{rule.name}_jvp_{i}", rule)
+
+    return tuple(None if s is None else derived(i, *s) for i, s in enumerate(sources))
 _nondifferentiable: set[Any] = set()
 _version = 0  # counts changes to the rules; a compiled derivative is current only for the version it saw
 
@@ -163,7 +189,8 @@ def defvjp(
 
 
 def _define(func: Any, vjps: Sequence[Callable | None], name: str | None, fuse: dict | None,
-            add_into: dict | None, user: bool, module: str | None = None) -> Rule:
+            add_into: dict | None, user: bool, module: str | None = None,
+            sources: Sequence[tuple[Callable, int | None] | None] | None = None) -> Rule:
     default_module, default_name = _primitive_name(func)
     module = default_module if module is None else module
     prim = name or default_name
@@ -180,6 +207,9 @@ def _define(func: Any, vjps: Sequence[Callable | None], name: str | None, fuse: 
         vjp.add_into = guard_add_into((add_into or {}).get(i), vjp.__name__, rule)
         wrapped.append(vjp)
     rule.vjps = tuple(wrapped)
+    if user:  # the tangents follow from the vjps until the user registers their own (defjvp)
+        rule.jvps = _derived_tangents(rule, sources if sources is not None else
+                                      [None if fn is None else (fn, None) for fn in vjps])
     key = _key(func)
     # Generated code finds a rule by its qualname: a second function of the same name (a function
     # defined again, in a notebook or a loop, with a rule of its own) gets a name of its own, so that
@@ -260,7 +290,7 @@ def register_adjoint(func: Any, *vjps: Callable[..., Any] | None, **forms: Any):
             return vjp
 
         _define(func, [per_arg(i) for i in range(count)], forms.get("name"), forms.get("fuse"),
-                forms.get("add_into"), user=True)
+                forms.get("add_into"), user=True, sources=[(rule_fn, i) for i in range(count)])
         return rule_fn
 
     return decorate
