@@ -139,7 +139,8 @@ def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> 
     adjoint = compile(func, derivative.wrt, EAGER).function
     try:
         with ownership():
-            (value, grads), (dvalue, dgrads) = call(gradient_function, (zero, *ts), {}, adjoint, *values)
+            (value, grads), tangent = call(gradient_function, (zero, *ts), {}, adjoint, *values)
+        dvalue, dgrads = (zero, zero) if tangent is zero else tangent  # no tangent reached the result
     except NonScalarOutput as error:  # raised without the function's name: name it
         if error.returned:
             raise

@@ -295,8 +295,9 @@ def _value_and_grad_of_derivative(derivative: Derivative, wrt: Wrt) -> Derivativ
 def _derivative_vjp(derivative: Derivative, args: tuple, wrt: Wrt) -> tuple[Any, Callable[[Any], Any]]:
     """The vjp of ``grad(f, wrt=Q)`` with respect to ``P``: ``v -> sum_q d2f/dx_p dx_q v_q`` (a Hessian is
     symmetric), which is the jvp of ``grad(f, wrt=P)`` in the direction ``v`` at the positions ``Q``."""
-    if derivative.order >= MAX_ORDER or derivative.with_value:
-        raise derivative.refuse("vjp", "adsrc takes the vjp of a plain gradient, grad(f), up to second order")
+    if derivative.order >= MAX_ORDER:
+        raise derivative.refuse("vjp", "adsrc takes the vjp of a first derivative, grad(f) or "
+                                       "value_and_grad(f), up to second order")
     derivative.refuse_aux("vjp")
     func = derivative.root
     wrt_positions, many = positions(func, wrt)
@@ -305,16 +306,43 @@ def _derivative_vjp(derivative: Derivative, args: tuple, wrt: Wrt) -> tuple[Any,
     outer = grad(func, wrt_positions if many else wrt_positions[0], eager=True)
 
     def pullback(cotangent: Any) -> Any:
+        # value_and_grad(f): the cotangent is (of the value, of the gradients); the value's part pulls back
+        # through grad(f, wrt=P), which the jvp below computes on the way
+        of_value, cotangent = _of_value_and_gradients(derivative, cotangent) if derivative.with_value \
+            else (None, cotangent)
         directions = cotangent if derivative.many else (cotangent,)
+        if _is_no_cotangent(cotangent):
+            directions = (None,) * len(derivative.wrt)
         if len(directions) != len(derivative.wrt):
             raise InvalidArgument(f"the cotangent of {derivative.describe()} is a tuple of "
                                   f"{len(derivative.wrt)} arrays, one per gradient")
         tangents = [None] * len(values)
         for q, d in zip(derivative.wrt, directions):
-            tangents[q] = d
-        return jvp(outer, values, tuple(tangents))[1]
+            tangents[q] = None if _is_no_cotangent(d) else d
+        gradient, result = jvp(outer, values, tuple(tangents))
+        if _is_no_cotangent(of_value):
+            return result
+        scaled = tuple(of_value * part for part in gradient) if many else (of_value * gradient,)
+        if all(t is None for t in tangents):
+            return scaled if many else scaled[0]
+        summed = tuple(a + b for a, b in zip(result if many else (result,), scaled))
+        return summed if many else summed[0]
 
     return value, pullback
+
+
+def _is_no_cotangent(part: Any) -> bool:
+    return part is None or part is zero
+
+
+def _of_value_and_gradients(derivative: Derivative, cotangent: Any) -> tuple[Any, Any]:
+    """The cotangent of ``value_and_grad(f)``'s result split into (of the value, of the gradients)."""
+    if _is_no_cotangent(cotangent):
+        return None, None
+    if not isinstance(cotangent, (tuple, list)) or len(cotangent) != 2:
+        raise InvalidArgument(f"the cotangent of {derivative.describe()} is a pair (of the value, of the "
+                              f"gradients), as its result is")
+    return cotangent[0], cotangent[1]
 
 
 def _nested_pullback(derivative: Derivative, args: tuple, wrt: tuple[int, ...]) -> tuple[Any, Callable]:
