@@ -45,12 +45,26 @@ def zeros_like_leaf(leaf: Any) -> Any:
     return 0.0
 
 
+def scalar_block(part: Any, out_like: Any, in_like: Any) -> Any:
+    """The derivative of a scalar by a scalar: a float for Python floats; where either is a NumPy scalar
+    (or 0-d array), a NumPy scalar of their floating dtype, as ``grad`` gives (float32 stays float32)."""
+    if is_foreign(part):
+        return part
+    numpy_like = [v for v in (out_like, in_like) if isinstance(v, (np.generic, np.ndarray))]
+    if not numpy_like:
+        return float(part)
+    dtype = np.result_type(*(v.dtype for v in numpy_like), np.float16)
+    if np.iscomplexobj(part) and dtype.kind != "c":
+        dtype = np.result_type(dtype, np.complex64)
+    return dtype.type(np.asarray(part)[()])
+
+
 def stack_columns(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     """Directional derivatives of the leaf ``out_like``, one per element of ``in_like``, as one block
     of shape ``out.shape + in.shape`` (a float when both are scalars)."""
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
-        return parts[0] if is_foreign(parts[0]) else float(parts[0])
+        return scalar_block(parts[0], out_like, in_like)
     if not parts:  # an empty input
         return np.zeros(shape)
     return np.reshape(np.stack([c if is_foreign(c) else np.asarray(c) for c in parts], axis=-1), shape)
@@ -61,7 +75,7 @@ def stack_rows(parts: list[Any], out_like: Any, in_like: Any) -> Any:
     ``out.shape + in.shape``."""
     shape = np.shape(out_like) + np.shape(in_like)
     if not shape:
-        return parts[0] if is_foreign(parts[0]) else float(parts[0])
+        return scalar_block(parts[0], out_like, in_like)
     if not parts:  # an empty output
         return np.zeros(shape)
     return np.reshape(np.stack([r if is_foreign(r) else np.asarray(r) for r in parts]), shape)
