@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import dis
+import inspect
 import linecache
+import textwrap
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -55,10 +57,24 @@ def _module_tree(filename: str) -> gast.Module:
     return cached[1]
 
 
+def _own_lines(fn: Callable) -> gast.Module:
+    """The lines that define ``fn`` alone, parsed, with the line numbers they have in their file."""
+    try:
+        lines, first = inspect.getsourcelines(fn.__code__)
+        tree = gast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, SyntaxError) as error:
+        raise SourceUnavailable(fn.__name__, f"its source lines do not parse on their own ({error})") from None
+    gast.increment_lineno(tree, first - 1)
+    return tree
+
+
 def _definition(fn: Callable) -> gast.FunctionDef:
     """The definition of ``fn`` in its source file: a def by name and line, or a lambda by position."""
     code = fn.__code__
-    tree = _module_tree(code.co_filename)
+    try:
+        tree = _module_tree(code.co_filename)
+    except SyntaxError:  # a file that is not Python as a whole (a Markdown page run by Sybil): the def's own lines
+        tree = _own_lines(fn)
     if fn.__name__ != "<lambda>":
         for node in gast.walk(tree):
             if isinstance(node, gast.FunctionDef) and node.name == fn.__name__ and code.co_firstlineno in (
