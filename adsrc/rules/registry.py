@@ -99,6 +99,9 @@ class Rule:
 INERT_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags", "__name__"})
 
 _rules: dict[Any, Rule] = {}
+_nondifferentiable: set[Any] = set()
+_version = 0  # counts changes to the rules; a compiled derivative is current only for the version it saw
+
 
 # How a user rule's tangent is derived from its vjp (set by api/derived_tangents.py, a layer above, which
 # transposes the vjp by differentiating it): called as derive(source, index, t, ans, args, kwargs, rule, i).
@@ -120,12 +123,9 @@ def _derived_tangents(rule: Rule, sources: Sequence[tuple[Callable, int | None] 
                 raise NotDifferentiable(f"{rule.qualname} has no tangent rule for argument {i}")
             return _tangent_deriver[0](source, index, t, ans, args, kwargs, rule, i)
 
-        tangent.derived = True
         return _guard_tangent(tangent, f"{rule.name}_jvp_{i}", rule)
 
     return tuple(None if s is None else derived(i, *s) for i, s in enumerate(sources))
-_nondifferentiable: set[Any] = set()
-_version = 0  # counts changes to the rules; a compiled derivative is current only for the version it saw
 
 
 def version() -> int:
