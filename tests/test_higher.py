@@ -529,3 +529,14 @@ def test_a_rule_called_as_a_value_differentiated_in_an_argument_its_gradient_hol
     _, got = adsrc.jvp(g, (a, b, reduce), (np.zeros(3), t, None))
     np.testing.assert_allclose(got, (g(a, b + EPS * t, reduce) - g(a, b - EPS * t, reduce)) / (2 * EPS),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_reverse_mode_of_a_hessian_vector_product_is_refused_for_its_order():
+    def f(a):
+        return np.sum(np.sin(a) * a)
+
+    x = np.array([0.3, 0.5])
+    for api in (adsrc.grad, adsrc.value_and_grad, adsrc.hessian):
+        with pytest.raises(adsrc.errors.InvalidArgument, match=r"hvp\(f\).*test_higher.py:\d+.*up to order 2"):
+            api(adsrc.hvp(f))(x, np.ones(2))
+    np.testing.assert_allclose(adsrc.hvp(f)(x, np.ones(2)), adsrc.hessian(f)(x) @ np.ones(2), rtol=1e-12)

@@ -45,14 +45,17 @@ def _refuse_a_jacobian(func: Callable) -> None:
     """A Jacobian or Hessian adsrc made (api/higher.py), given to a reverse-mode API: refused by what it is
     (its order), not as a callable without source."""
     order = getattr(func, "order", None)
-    if type(func).__module__ != "adsrc.api.higher" or not isinstance(order, int):
-        return
+    made_there = func.__module__ if inspect.isfunction(func) else type(func).__module__
+    if made_there != "adsrc.api.higher" or not isinstance(order, int):
+        return  # hvp's function, or a Jacobian's class, is defined there
     root = getattr(func, "root", func)
     where = f" ({_where_of(root)})" if _where_of(root) else ""
+    named = getattr(func, "label", None) if inspect.isfunction(func) else None
+    named = named if isinstance(named, str) else repr(func)
     if order >= 2:
-        raise InvalidArgument(f"differentiating {func!r}{where}: it is a second derivative already, and adsrc "
+        raise InvalidArgument(f"differentiating {named}{where}: it is a second derivative already, and adsrc "
                               f"differentiates up to order 2")
-    raise InvalidArgument(f"differentiating {func!r}{where} in reverse mode: grad, value_and_grad and vjp take a "
+    raise InvalidArgument(f"differentiating {named}{where} in reverse mode: grad, value_and_grad and vjp take a "
                           f"Python function; take the Jacobian of the Jacobian instead "
                           f"(adsrc.jacobian(adsrc.jacobian(f)), or adsrc.hessian(f) for a scalar f)")
 
@@ -71,11 +74,11 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     parameter's, ``"self"`` included, to differentiate with respect to the object.
     """
     function, prefix, _ = bound_parts(unwrap(func))  # a checkpointed function: its own
+    _refuse_a_jacobian(func)
     if not inspect.isfunction(function):
         primitive = _primitive(func)
         if primitive:
             raise SourceUnavailable(label(func), *primitive)
-        _refuse_a_jacobian(func)
         raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
                                              f"functools.partial or callable object")
     names = list(signature_of(function).parameters)
