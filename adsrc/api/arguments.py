@@ -49,20 +49,16 @@ def _refuse_a_jacobian(func: Callable) -> None:
     if made_there != "adsrc.api.higher" or not isinstance(order, int):
         return  # hvp's function, or a Jacobian's class, is defined there
     root = getattr(func, "root", func)
-    where = f" ({_where_of(root)})" if _where_of(root) else ""
+    place = where(root)
+    at = "" if place == repr(root) else f" ({place})"
     named = getattr(func, "label", None) if inspect.isfunction(func) else None
     named = named if isinstance(named, str) else repr(func)
     if order >= 2:
-        raise InvalidArgument(f"differentiating {named}{where}: it is a second derivative already, and adsrc "
+        raise InvalidArgument(f"differentiating {named}{at}: it is a second derivative already, and adsrc "
                               f"differentiates up to order 2")
-    raise InvalidArgument(f"differentiating {named}{where} in reverse mode: grad, value_and_grad and vjp take a "
+    raise InvalidArgument(f"differentiating {named}{at} in reverse mode: grad, value_and_grad and vjp take a "
                           f"Python function; take the Jacobian of the Jacobian instead "
                           f"(adsrc.jacobian(adsrc.jacobian(f)), or adsrc.hessian(f) for a scalar f)")
-
-
-def _where_of(func: Callable) -> str:
-    code = getattr(func, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
 
 
 def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:

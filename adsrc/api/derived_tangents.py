@@ -28,12 +28,8 @@ import numpy as np
 from ..errors import AdsrcError, NoGradientRule
 from ..rules.registry import Rule, set_tangent_deriver
 from ..values import unthunk
+from .arguments import where
 from .gradients import vjp
-
-
-def _where(fn: Callable) -> str:
-    code = getattr(fn, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else repr(fn)
 
 
 def _zero_like(ans: Any) -> Any:
@@ -51,7 +47,7 @@ def transposed_vjp(source: Callable, index: int | None, t: Any, ans: Any, args: 
     def refuse(why: str) -> NoGradientRule:
         return NoGradientRule(
             f"{rule.qualname} (argument {i}) in forward mode: the rule has a vjp and no tangent, and deriving the "
-            f"tangent by differentiating that vjp failed ({why})", _where(source),
+            f"tangent by differentiating that vjp failed ({why})", where(source),
             remedy=f"adsrc.rules.registry.defjvp({rule.name}, jvp), one jvp(t, ans, *args) per argument "
                    f"(docs/higher-order.md)")
 
