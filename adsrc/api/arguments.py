@@ -51,7 +51,7 @@ def _refuse_a_jacobian(func: Callable) -> None:
     root = getattr(func, "root", func)
     place = where(root)
     at = "" if place == repr(root) else f" ({place})"
-    named = getattr(func, "label", None) if inspect.isfunction(func) else None
+    named = getattr(func, "label", None)
     named = named if isinstance(named, str) else repr(func)
     if order >= 2:
         raise InvalidArgument(f"differentiating {named}{at}: it is a second derivative already, and adsrc "

@@ -20,12 +20,13 @@ from .arguments import Wrt, bind, check_differentiable, choose_wrt, label, posit
 from .arguments import where as _where
 from .derivative import Derivative
 from .forward import jvp
-from .gradients import grad, vjp
+from .gradients import grad, vjp, _same_cotangent, _same_tangent
 from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 from .trees import flatten
 from .primitives import callable_for
 from .vmap import vjp_rows
 from ..rules.given import repeated
+from ..rules.registry import defjvp, defvjp
 
 jvp = repeated(jvp, "a Jacobian or Hessian built column by column")
 
@@ -129,10 +130,45 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
     """
     wrt = choose_wrt(wrt, argnums)
     func = callable_for(func)
-    gradient = grad(func, wrt)
-    wrt_positions, many = positions(func, wrt)
+    return HessianVectorProduct(func, grad(func, wrt), *positions(func, wrt))
 
-    def run(*args: Any, **kwargs: Any) -> Any:
+
+# hvp(f) made inside a differentiated function: the function's cotangent passes through, as grad(f)'s does
+defvjp(hvp, _same_cotangent, None)
+defjvp(hvp, _same_tangent, None, piecewise_linear=True)
+
+
+class HessianVectorProduct:
+    """What :func:`hvp` returns: ``(*args, v) -> H v``, a second derivative that knows what it differentiates.
+
+    ``root`` is the user's function, ``wrt`` the positions, ``order`` 2.
+    Called inside a differentiated function, it is differentiable in its
+    direction ``v`` (a Hessian is symmetric: the cotangent ``c`` pulls back
+    to ``H c``, the tangent ``dv`` pushes forward to ``H dv``); in the
+    arguments it would be a third derivative, which is refused.
+
+    >>> import numpy as np, adsrc
+    >>> def f(x):
+    ...     return np.sum(x ** 3)
+    >>> H = adsrc.hvp(f)
+    >>> def g(v):
+    ...     return np.sum(H(np.array([1.0, 2.0]), v) ** 2)
+    >>> adsrc.grad(g)(np.array([1.0, 1.0])).tolist()
+    [72.0, 288.0]
+    """
+
+    order = 2
+
+    def __init__(self, func: Callable, gradient: Callable, wrt: tuple[int, ...], many: bool):
+        functools.update_wrapper(self, func)
+        self.root, self.gradient, self.wrt, self.many = func, gradient, wrt, many
+        self.label = f"hvp({label(func)})"  # read by api/arguments.py's refusal
+
+    def __repr__(self) -> str:
+        return f"<adsrc {self.label}, wrt={self.wrt if self.many else self.wrt[0]!r}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        func = self.root
         if set(kwargs) - {"v"} or not args and "v" not in kwargs:
             given = ", ".join(f"{k}=" for k in kwargs if k != "v")
             raise InvalidArgument(f"hvp({label(func)}) takes {label(func)}'s arguments by position, then the "
@@ -143,14 +179,36 @@ def hvp(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -
         else:
             *primals, v = args
         values = bind(func, tuple(primals), {})
-        directions = v if many else (v,)
+        directions = v if self.many else (v,)
         tangents = [None] * len(values)
-        for i, d in zip(wrt_positions, directions):
+        for i, d in zip(self.wrt, directions):
             tangents[i] = d
-        return jvp(gradient, tuple(values), tuple(tangents))[1]
+        return jvp(self.gradient, tuple(values), tuple(tangents))[1]
 
-    run.order, run.root, run.label = 2, func, f"hvp({label(func)})"  # read by api/arguments.py's refusal
-    return run
+    def _refuse_the_arguments(self, moved: Any) -> None:
+        if moved:
+            raise InvalidArgument(f"differentiating {self.label} ({_where(self.root)}) with respect to "
+                                  f"{label(self.root)}'s arguments: that is a third derivative, and adsrc "
+                                  f"differentiates up to order 2; it differentiates {self.label}(x, v) in v")
+
+    def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
+        """``(self(*args), pullback)``: a cotangent ``c`` of ``H v`` gives ``v`` the cotangent ``H c``."""
+        self._refuse_the_arguments([i for i in wrt if i < len(args) - 1])
+        value = self(*args)
+
+        def pullback(cotangent: Any) -> tuple:
+            if not wrt:
+                return ()
+            return (zero if cotangent is zero else self(*args[:-1], cotangent),)
+
+        return value, pullback
+
+    def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
+        """``(self(*args), H dv)`` for the tangent ``dv`` of ``v``."""
+        self._refuse_the_arguments([t for t in tangents[:-1] if t is not None and t is not zero])
+        value = self(*args)
+        dv = tangents[-1] if tangents else zero
+        return value, (zero if dv is None or dv is zero else self(*args[:-1], dv))
 
 
 def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Jacobian:

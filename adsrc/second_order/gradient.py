@@ -37,3 +37,9 @@ def gradient_function(adjoint: Callable, *args: Any) -> tuple[Any, Any]:
     """The value and gradients of a scalar function, through its eager adjoint."""
     value, pullback = adjoint(*args)
     return value, pullback(unit_seed(value, adjoint))
+
+
+def pulled_back(adjoint: Callable, cotangent: Any, *args: Any) -> Any:
+    """The gradients ``J(args)^T cotangent`` of any function, through its eager adjoint's pullback."""
+    value, pullback = adjoint(*args)
+    return pullback(cotangent)

@@ -1,0 +1,146 @@
+"""``adsrc.jvp`` called inside a differentiated function: its rule, forward over reverse.
+
+``y, t = adsrc.jvp(f, primals, tangents)`` in a function adsrc differentiates
+is a call with a rule. With ``x`` the primals, ``v`` the tangents and ``J`` the
+Jacobian of ``f`` at ``x``, the call computes ``y = f(x)`` and ``t = J v``; for
+the cotangent ``(c_y, c_t)`` of its result:
+
+* the tangents get ``J^T c_t``;
+* the primals get ``J^T c_y + (d/dx J^T c_t) v``, the second term the derivative
+  of the pullback of ``c_t`` along ``v``.
+
+A pullback is linear in its cotangent, so one forward sweep over ``f``'s eager
+adjoint and its pullback (second order's pass), with the tangent ``v`` on ``x``
+and the tangent ``c_y`` on the cotangent ``c_t``, gives both: its value is
+``J^T c_t`` and its tangent ``J^T c_y + (d/dx J^T c_t) v``. A local ``f``
+differentiates with its captured values first (closures.lift), so gradients
+reach what it captures. With ``has_aux=True`` the auxiliary data's cotangent
+pulls back with the output's. That is a second derivative: a jvp of a derivative
+(``jvp(grad(g), ...)``) inside a differentiated function would be a third,
+and is refused. Forward mode through such a call (a jvp of a jvp, a Hessian)
+is refused too, with InvalidArgument.
+
+>>> import numpy as np, adsrc
+>>> def f(x):
+...     return np.sin(x)
+>>> def g(x):
+...     y, t = adsrc.jvp(f, (x,), (np.ones_like(x),))
+...     return np.sum(y * t)
+>>> x = np.array([0.5])
+>>> bool(np.allclose(adsrc.grad(g)(x), np.cos(2 * x)))
+True
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..backend.pipeline import EAGER, compile
+from ..errors import InvalidArgument
+from ..frontend.parse import bound_parts
+from ..rules.closures import captures, lift
+from ..rules.registry import defjvp, defvjp
+from ..second_order.dispatch import call, ownership
+from ..second_order.gradient import pulled_back
+from ..values import TangentTuple, is_zero, part, to_tangent, unthunk, zero
+from .arguments import bind, label, where
+from .derivative import MAX_ORDER
+from .forward import _float_like, jvp
+
+
+class _Sweep:
+    """The cotangents of one jvp call's function (its captured values), primals and tangents, from one sweep.
+
+    The rule asks once per differentiated argument, with the same cotangent and result: the sweep runs
+    once for them all (the last one is kept, by identity)."""
+
+    last: tuple[Any, Any, tuple] | None = None
+
+    @classmethod
+    def of(cls, g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool) -> tuple:
+        if cls.last is not None and cls.last[0] is g and cls.last[1] is ans:
+            return cls.last[2]
+        result = _cotangents(g, func, tuple(primals), tuple(tangents), has_aux)
+        cls.last = (g, ans, result)
+        return result
+
+
+def _refuse_order(func: Callable) -> None:
+    order = getattr(func, "order", 0)
+    if order or hasattr(type(func), "__adsrc_pushforward__"):
+        root = getattr(func, "root", func)
+        raise InvalidArgument(f"differentiating jvp({label(func)}) ({where(root)}) inside a differentiated "
+                              f"function: that is a derivative of order {max(order, 1) + 2}, and adsrc differentiates "
+                              f"up to order {MAX_ORDER}")
+
+
+def _cotangents(g: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool) -> tuple:
+    """``(of the captured values, of the primals, of the tangents)``, each a TangentTuple (or zero)."""
+    _refuse_order(func)
+    c_y, c_t = unthunk(part(g, 0)), unthunk(part(g, 1))
+    c_aux = unthunk(part(g, 2)) if has_aux else zero  # the auxiliary data's: pulled back with the output's
+    captured = captures(func)
+    if captured is not None:
+        function, values, offset = lift(func), tuple(captured) + tuple(bind(func, primals, {})), len(captured)
+    else:
+        function, values = func, tuple(bind(func, primals, {}))
+        offset = len(bound_parts(func)[1])  # a bound method's object (a partial's arguments): fixed
+    count = len(captured or ())
+    wrt = tuple(i for i, value in enumerate(values) if (i < count or i >= offset) and _float_like(value))
+    if not wrt or is_zero(c_y) and is_zero(c_t) and is_zero(c_aux):
+        return zero, zero, zero
+    position = {i: k for k, i in enumerate(wrt)}
+    directions = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents)
+    adjoint = compile(function, wrt, EAGER).function
+
+    def seeded(c: Any, of_aux: Any = zero) -> Any:
+        return TangentTuple((c, to_tangent(of_aux))) if has_aux else c
+
+    of_value = seeded(to_tangent(c_y), c_aux)
+    if is_zero(c_t):  # no tangent is read: a first derivative, J^T c_y
+        _, pullback = adjoint(*values)
+        along, transposed = pullback(of_value), zero
+    else:
+        moved = [zero] * len(values)
+        for i, d in enumerate(directions):
+            if offset + i in position:
+                moved[offset + i] = d
+        with ownership():
+            transposed, along = call(pulled_back, (zero, zero if is_zero(c_y) and is_zero(c_aux) else of_value, *moved),
+                                     {}, adjoint, seeded(to_tangent(c_t)), *values)
+
+    def at(grads: Any, i: int) -> Any:
+        return zero if is_zero(grads) or i not in position else unthunk(part(grads, position[i]))
+
+    of_captured = TangentTuple(at(along, i) for i in range(count)) if count else zero
+    of_primals = TangentTuple(at(along, offset + i) for i in range(len(primals)))
+    of_tangents = TangentTuple(at(transposed, offset + i) for i in range(len(tangents)))
+    return of_captured, of_primals, of_tangents
+
+
+def _of_function(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
+    if captures(func) is None:
+        raise InvalidArgument(f"differentiating jvp({label(func)}) ({where(func)}) with respect to what the "
+                              f"function holds (an object's attributes, a partial's arguments): pass those values "
+                              f"in primals, with a None tangent")
+    return _Sweep.of(g, ans, func, primals, tangents, has_aux)[0]
+
+
+def _of_primals(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
+    return _Sweep.of(g, ans, func, primals, tangents, has_aux)[1]
+
+
+def _of_tangents(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
+    return _Sweep.of(g, ans, func, primals, tangents, has_aux)[2]
+
+
+def _forward(t: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
+    root = getattr(func, "root", func)
+    raise InvalidArgument(f"forward mode through jvp({label(func)}) ({where(root)}), called inside a differentiated "
+                          f"function: adsrc differentiates a jvp inside a function in reverse mode (grad, "
+                          f"value_and_grad, vjp, reverse jacobian), as a second derivative; jvp, hvp, hessian and "
+                          f"forward jacobian over it are not supported: differentiate the outer function in "
+                          f"reverse mode")
+
+
+defvjp(jvp, _of_function, _of_primals, _of_tangents)
+defjvp(jvp, _forward, _forward, _forward)
