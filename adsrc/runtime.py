@@ -23,7 +23,7 @@ from .rules.checkpoint import Checkpointed, checkpoint_loop
 from .rules.closures import local_function  # noqa: F401  (a local function used as a value, in generated code)
 from .rules.spellings import ufunc_at  # noqa: F401  (np.add.at(y, i, v) in generated code: rules/spellings.py)
 from .rules.given import in_place, updated_in_place, written_arguments  # noqa: F401  (writes into arguments)
-from .rules.iterables import dict_with, unpacked, zipped_star  # noqa: F401  (generated code imports them from here)
+from .rules.iterables import dict_with, unpacked, zip_star, zipped_star  # noqa: F401  (generated code imports them from here)
 from .rules.writes import (  # noqa: F401  (generated code imports them from here)
     added_into, cleared, cleared_in_place, detached, drop_last_in_place, owned, written_part, written_tangent,
 )

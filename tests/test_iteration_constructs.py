@@ -270,6 +270,66 @@ def test_zip_of_a_starred_value_that_zips_no_step_runs_no_step_and_a_wrong_count
         assert str(ours.value) == str(python.value)
 
 
+# ---- zip(*xs) consumed where it is made, into one name, a list or an unpacking -----------------------
+def one_name_per_step(flat):
+    xs = [flat[:3], flat[3:6] * 2.0, np.cos(flat[6:9])]
+    total = 0.0
+    for step in zip(*xs):
+        total = total + step[0] * step[1] - step[2] ** 2
+    return total
+
+
+def columns_of_a_matrix(m):
+    return sum(np.prod(np.array(column)) for column in zip(*m))
+
+
+def listed(flat):
+    pairs = list(zip(*[flat[:4], np.sin(flat[4:8])]))
+    return sum(a * b for a, b in pairs) + pairs[1][0]
+
+
+def unzipped(flat):
+    points = [(flat[0], flat[1]), (flat[2], flat[3] * 3.0), (flat[4], flat[5])]
+    xs, ys = zip(*points)  # the unzip idiom: tuples of the firsts and of the seconds
+    return np.sum(np.array(xs) * np.array(ys)) + xs[2] ** 2
+
+
+def shortest_wins(flat):
+    xs = [flat[:2], flat[2:7], [flat[7], flat[8], flat[0]]]
+    return sum(a * b * c for a, b, c in [tuple(step) for step in zip(*xs)])
+
+
+def as_tuple(flat):
+    steps = tuple(zip(*[flat[:3], flat[3:6]]))
+    return steps[0][0] * steps[2][1] + len(steps)
+
+
+FLAT = np.linspace(-1.0, 1.5, 12) + 0.1
+
+
+@pytest.mark.parametrize("f, args", [(one_name_per_step, (FLAT,)), (columns_of_a_matrix, (FLAT.reshape(3, 4),)),
+                                     (listed, (FLAT,)), (unzipped, (FLAT,)), (shortest_wins, (FLAT,)),
+                                     (as_tuple, (FLAT,))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_zip_of_a_starred_value_consumed_at_once_is_the_list_of_its_tuples(f, args):
+    check(f, *args)
+    for eager in (False, True):
+        assert adsrc.value_and_grad(f, eager=eager)(*args)[0] == f(*args)
+    value, tangent = adsrc.jvp(f, args, (np.ones_like(args[0]),))
+    assert value == f(*args)
+    np.testing.assert_allclose(tangent, np.sum(adsrc.grad(f)(*args)), rtol=1e-10)
+
+
+def kept(flat):
+    z = zip(*[flat[:2], flat[2:4]])
+    return sum(a * b for a, b in z)
+
+
+def test_zip_of_a_starred_value_kept_as_a_value_is_refused():
+    with pytest.raises(AdsrcError, match="zip"):
+        adsrc.grad(kept)(FLAT)
+
+
 # ---- a local factory: a local function that defines a function and returns it -------------------------
 def factory_called_then_its_result(W, x):
     def make(M):

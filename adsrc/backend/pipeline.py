@@ -71,7 +71,7 @@ from .codegen import load, module_source, original_lines
 # What generated code imports from adsrc.runtime, in both modes (runtime.__all__ is this list).
 RUNTIME_NAMES = ("Thunk", "Stack", "OuterStack", "accumulate", "unthunk", "zero", "part", "drop_last", "rebinding",
                  "written_part", "cleared", "owned", "cleared_in_place", "added_into", "drop_last_in_place",
-                 "written_tangent", "detached", "loop_length", "unpacked", "zipped_star",
+                 "written_tangent", "detached", "loop_length", "unpacked", "zipped_star", "zip_star",
                  "TangentTuple", "TangentList", "TangentDict", "append_tangent",
                  "rule_vjp", "rule_jvp", "adjoint_of", "jvp_of", "adjoint_of_call", "jvp_of_call", "index_concatenate",
                  "ufunc_at", "dict_with", "local_function", "is_array", "is_number", "is_dict",

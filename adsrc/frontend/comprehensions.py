@@ -91,6 +91,10 @@ class _ComprehensionHoister(gast.NodeTransformer):
             return None
         inner = node.args[0]
         kind = self.desugar._builtin_call(inner)
+        zipped = self.desugar.zip_of_starred(inner)
+        if zipped is not None:  # list(zip(*xs)): the list of tuples; tuple(...) and dict(...) of that list
+            return zipped if outer == "list" else gast.copy_location(
+                gast.Call(func=node.func, args=[zipped], keywords=[]), node)
         if kind == "zip" and inner.args and not inner.keywords:
             items = [self.desugar.namer.fresh("item") for _ in inner.args]
         elif kind == "enumerate" and 1 <= len(inner.args) <= 2 and not inner.keywords:

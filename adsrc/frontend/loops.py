@@ -34,7 +34,7 @@ from ..errors import UnsupportedSyntax
 from ..ir.build import assign, call, const, located, name, store
 from ..ir.dataflow import names as name_nodes
 from ..ir.naming import stored_names
-from ..rules.iterables import unpacked, zipped_star
+from ..rules.iterables import unpacked, zip_star, zipped_star
 
 # Methods whose result is a dict view: never indexed by position.
 _DICT_VIEWS = ("keys", "values", "items")
@@ -81,10 +81,24 @@ class LoopLowering:
             return node.func.id
         return None
 
+    def zip_of_starred(self, node: gast.expr) -> gast.expr | None:
+        """``zip(*e)`` where its items are consumed at once (a loop, ``list(...)``, an unpacking) as
+        ``zip_star(e, 'file:line')``, the list of tuples it yields (rules/iterables.py): how many sequences
+        it zips is known when it runs. None for any other expression."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "zip"
+                and self.is_builtin("zip") and len(node.args) == 1 and isinstance(node.args[0], gast.Starred)
+                and not node.keywords and "zip_star" in self.runtime):
+            return None
+        helper = self.runtime["zip_star"]
+        self.parsed.closure[helper] = zip_star
+        return located([call(helper, node.args[0].value, const(self.parsed.where(node)))], node)[0]
+
     def _lower_for(self, loop: gast.For) -> list[gast.stmt]:
         it, target, before = loop.iter, loop.target, []
         if self._star_zip(loop):
             return self._lower_star_zip(loop)
+        if self.zip_of_starred(it) is not None:  # for pair in zip(*xs): over the list of its tuples
+            loop.iter = it = self.zip_of_starred(it)
         func = self._builtin_call(it)
         if func == "enumerate" and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args \
                 and all(k.arg == "start" for k in it.keywords):
@@ -262,7 +276,7 @@ class LoopLowering:
             if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], (gast.Tuple, gast.List))):
                 continue
             count = len(stmt.targets[0].elts)
-            value = stmt.value
+            value = self.zip_of_starred(stmt.value) or stmt.value  # a, b = zip(*pairs): the tuples it yields
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == count \
                     and not any(isinstance(e, gast.Starred) for e in value.elts):
                 continue

@@ -178,6 +178,47 @@ defjvp(zipped_star, lambda t, ans, value, count, where="": zero if _no_step(ans)
        _unpacked_jvp(t, ans, value, count), None, None, piecewise_linear=True)
 
 
+# ---- zip(*value) consumed where it is made: the list of tuples it yields -------------------
+def zip_star(value, where=""):
+    """``list(zip(*value))``: what ``for t in zip(*value)``, ``list(zip(*value))`` and ``a, b = zip(*value)``
+    consume, for generated code (how many sequences ``value`` holds is known only when it runs). A list,
+    tuple or array is taken as it is, any other iterable as the tuple of what iterating it gives."""
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else tuple(value)
+    return list(zip(*items))
+
+
+def _zip_star_dvalue(g, ans, value, where=""):
+    """Sequence ``k``'s item ``j`` gets part ``k`` of step ``j``'s cotangent (zip stops at the shortest:
+    the items after it get none); each sequence's, then ``value``'s, cotangent as its items' are given."""
+    if is_zero(g):
+        return zero
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else tuple(value)
+    steps = [zero if is_zero(gj) else gj for gj in g]
+    per_sequence = []
+    for k, sequence in enumerate(items):
+        parts = [zero if is_zero(gj) else part(gj, k) for gj in steps]
+        parts += [zero] * (len(sequence) - len(parts))
+        per_sequence.append(zero if all(is_zero(p) for p in parts) else _item_cotangents(parts, sequence))
+    if all(is_zero(d) for d in per_sequence):
+        return zero
+    if isinstance(items, np.ndarray):
+        return _item_cotangents([zero if is_zero(d) else d for d in per_sequence], items)
+    return _item_cotangents(per_sequence, value if isinstance(value, (list, tuple)) else items)
+
+
+def _zip_star_jvp(t, ans, value, where=""):
+    items = _items_of(t, value)
+    if is_zero(items):
+        return zero
+    sequences = value if isinstance(value, (list, tuple, np.ndarray)) else tuple(value)
+    columns = [zero if is_zero(tk) else _items_of(tk, seq) for tk, seq in zip(items, sequences)]
+    return TangentList(TangentTuple(zero if is_zero(c) else c[j] for c in columns) for j in range(len(ans)))
+
+
+defvjp(zip_star, _zip_star_dvalue, None)
+defjvp(zip_star, _zip_star_jvp, None, piecewise_linear=True)
+
+
 # ---- a dict's methods: d.values(), d.items(), d.keys(), d.get(key, default) -------------
 def _require_dict(d: Any, method: str) -> None:
     if not isinstance(d, dict):
