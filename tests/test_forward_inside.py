@@ -161,13 +161,21 @@ def test_a_gradient_through_what_the_function_holds_is_refused():
         adsrc.grad(f)(np.array([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+def test_forward_mode_over_a_jvp_inside(f):
+    direction = np.array([0.7, -1.0, 0.4])
+    value, tangent = adsrc.jvp(f, (X,), (direction,))
+    assert value == f(X)
+    np.testing.assert_allclose(tangent, np.dot(_central(f, X), direction), rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("outer", [
-    lambda: adsrc.jvp(both_outputs, (X,), (X,)),
     lambda: adsrc.hvp(both_outputs)(X, X),
     lambda: adsrc.hessian(both_outputs)(X),
-], ids=["jvp", "hvp", "hessian"])
-def test_forward_mode_over_a_jvp_inside_is_refused_naming_the_function(outer):
-    with pytest.raises(adsrc.errors.InvalidArgument, match="forward mode through jvp") as error:
+    lambda: adsrc.jvp(adsrc.grad(both_outputs), (X,), (X,)),
+], ids=["hvp", "hessian", "jvp of grad"])
+def test_a_third_derivative_through_a_jvp_inside_is_refused_naming_the_function(outer):
+    with pytest.raises(adsrc.errors.InvalidArgument, match="order 3") as error:
         outer()
     assert "test_forward_inside.py:" in str(error.value)
 

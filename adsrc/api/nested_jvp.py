@@ -17,8 +17,10 @@ differentiates with its captured values first (closures.lift), so gradients
 reach what it captures. With ``has_aux=True`` the auxiliary data's cotangent
 pulls back with the output's. That is a second derivative: a jvp of a derivative
 (``jvp(grad(g), ...)``) inside a differentiated function would be a third,
-and is refused. Forward mode through such a call (a jvp of a jvp, a Hessian)
-is refused too, with InvalidArgument.
+and is refused. A jvp of such a function (forward over forward) pushes the
+tangents of the primals and of the tangents through second order's forward
+pass over ``f``'s generated forward code (``_pushed``); a Hessian of it would
+be a third derivative, refused with InvalidArgument.
 
 >>> import numpy as np, adsrc
 >>> def f(x):
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..backend.pipeline import EAGER, compile
+from ..backend.pipeline import EAGER, FORWARD, compile
 from ..errors import InvalidArgument
 from ..frontend.parse import bound_parts
 from ..rules.closures import captures, lift
@@ -73,18 +75,22 @@ def _refuse_order(func: Callable) -> None:
                               f"up to order {MAX_ORDER}")
 
 
+def _lifted(func: Callable, primals: tuple) -> tuple[Callable, tuple, int, int]:
+    """``(function, values, offset, count)``: what is differentiated, its arguments in signature order,
+    where the primals start among them, how many captured values (a local ``func``, lifted) come first."""
+    captured = captures(func)
+    if captured is not None:
+        return lift(func), tuple(captured) + tuple(bind(func, primals, {})), len(captured), len(captured)
+    # a bound method's object (a partial's arguments) come first, fixed
+    return func, tuple(bind(func, primals, {})), len(bound_parts(func)[1]), 0
+
+
 def _cotangents(g: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool) -> tuple:
     """``(of the captured values, of the primals, of the tangents)``, each a TangentTuple (or zero)."""
     _refuse_order(func)
     c_y, c_t = unthunk(part(g, 0)), unthunk(part(g, 1))
     c_aux = unthunk(part(g, 2)) if has_aux else zero  # the auxiliary data's: pulled back with the output's
-    captured = captures(func)
-    if captured is not None:
-        function, values, offset = lift(func), tuple(captured) + tuple(bind(func, primals, {})), len(captured)
-    else:
-        function, values = func, tuple(bind(func, primals, {}))
-        offset = len(bound_parts(func)[1])  # a bound method's object (a partial's arguments): fixed
-    count = len(captured or ())
+    function, values, offset, count = _lifted(func, primals)
     wrt = tuple(i for i, value in enumerate(values) if (i < count or i >= offset) and _float_like(value))
     if not wrt or is_zero(c_y) and is_zero(c_t) and is_zero(c_aux):
         return zero, zero, zero
@@ -133,14 +139,60 @@ def _of_tangents(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tup
     return _Sweep.of(g, ans, func, primals, tangents, has_aux)[2]
 
 
-def _forward(t: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
+def _pushed(func: Callable, primals: tuple, tangents: tuple, has_aux: bool, of_function: Any = zero,
+            of_primals: Any = zero, of_tangents: Any = zero) -> Any:
+    """The tangent of ``jvp(func, primals, tangents)``'s result given those of its arguments (a jvp of a
+    jvp): one forward sweep of second order over ``func``'s generated forward code, with the tangents
+    given to the primals (and captured values) and to the seeds it takes for ``tangents``."""
+    _refuse_order(func)
+    function, values, offset, count = _lifted(func, primals)
+    moved = [offset + i for i, t in enumerate(tangents)
+             if not is_zero(t) and t is not None and _float_like(values[offset + i])]
+    if not moved:  # t is a constant zero: the tangent of y alone, J d, is a plain jvp
+        along = [zero] * len(values)
+        for i in range(count):
+            along[i] = part(of_function, i)
+        for i in range(len(primals)):
+            along[offset + i] = part(of_primals, i)
+        _, dy = jvp(function, values, tuple(along))
+        return TangentTuple((part(dy, 0), zero, part(dy, 1))) if has_aux else TangentTuple((dy, zero))
+    compiled = compile(function, tuple(moved), FORWARD).function
+    seeds = [to_tangent(tangents[i - offset]) for i in moved]
+    d_values = [zero] * len(values)
+    for i in range(count):
+        d_values[i] = zero if is_zero(of_function) else part(of_function, i)
+    for i in range(len(primals)):
+        d_values[offset + i] = zero if is_zero(of_primals) else part(of_primals, i)
+    d_seeds = [zero if is_zero(of_tangents) else part(of_tangents, i - offset) for i in moved]
+    with ownership():
+        _, (d_value, d_tangent) = call(compiled, (*d_values, *d_seeds), {}, *values, *seeds)
+    if has_aux:
+        return TangentTuple((part(d_value, 0), part(d_tangent, 0), part(d_value, 1)))
+    return TangentTuple((d_value, d_tangent))
+
+
+def _forward(position: int) -> Callable:
+    def tangent(t: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
+        if position == 0 and captures(func) is None:
+            raise InvalidArgument(f"forward mode through jvp({label(func)}) ({where(func)}) with respect to what "
+                                  f"the function holds (an object's attributes, a partial's arguments): pass those "
+                                  f"values in primals")
+        given = {("of_function", "of_primals", "of_tangents")[position]: unthunk(t)}
+        return _pushed(func, tuple(primals), tuple(tangents), has_aux, **given)
+
+    tangent.__name__ = f"jvp_tangent_{position}"
+    return tangent
+
+
+def _third_order(g: Any, ans: Any, func: Callable, *rest: Any) -> InvalidArgument:
     root = getattr(func, "root", func)
-    raise InvalidArgument(f"forward mode through jvp({label(func)}) ({where(root)}), called inside a differentiated "
-                          f"function: adsrc differentiates a jvp inside a function in reverse mode (grad, "
-                          f"value_and_grad, vjp, reverse jacobian), as a second derivative; jvp, hvp, hessian and "
-                          f"forward jacobian over it are not supported: differentiate the outer function in "
-                          f"reverse mode")
+    return InvalidArgument(f"differentiating a function that calls jvp({label(func)}) ({where(root)}) twice over "
+                           f"(a Hessian, hvp or jvp of a derivative of it): that is a derivative of order 3, and "
+                           f"adsrc differentiates up to order {MAX_ORDER}")
 
 
-defvjp(jvp, _of_function, _of_primals, _of_tangents)
-defjvp(jvp, _forward, _forward, _forward)
+_RULE = (_of_function, _of_primals, _of_tangents), (_forward(0), _forward(1), _forward(2))
+for _made in (*_RULE[0], *_RULE[1]):
+    _made.__adsrc_refuse_again__ = _third_order  # second order's dispatcher raises it (dispatch._refuse_once_more)
+defvjp(jvp, *_RULE[0])
+defjvp(jvp, *_RULE[1])

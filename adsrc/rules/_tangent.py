@@ -43,6 +43,7 @@ def multilinear(func: Callable, index: int = 0, **fixed: Any) -> Callable:
         return func(*args, **{**kwargs, **fixed} if fixed else kwargs)
 
     jvp.__name__ = f"{getattr(func, '__name__', 'f')}_multilinear_{index}"
+    jvp.__adsrc_multilinear__ = (func, index, fixed)  # second order differentiates it as ``func``'s call
     return jvp
 
 

@@ -52,6 +52,7 @@ from ..backend.pipeline import EAGER, GeneralDerivative, compile
 from ..frontend.prims import positional_parameters
 from ..frontend.libraries import is_library_function
 from ..rules import _util, linalg, writes
+from ..rules._tangent import dense
 from ..rules.iterables import dict_with
 from ..calls import CallDerivative, flat_sources
 from ..recompute import LoopAdjoint, stored_loop_adjoint
@@ -86,6 +87,11 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     rule = _vjp_rule(fn)
     if rule is not None:
         return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
+    rule = _vjp_rule(fn, "jvps")
+    if rule is not None:  # a rule's jvp, called from generated forward code (a jvp of a jvp)
+        return _jvp_call(rule, fn, tangents, ktangents, args, kwargs)
+    if getattr(fn, "__adsrc_multilinear__", None) is not None:
+        return _multilinear_call(fn, tangents, ktangents, args, kwargs)
     if inspect.isclass(fn) and (issubclass(fn, tuple) and hasattr(fn, "_fields") or dataclasses.is_dataclass(fn)):
         return _construct(fn, tangents, ktangents, args, kwargs)
     if fn is dict and kwargs and len(args) <= 1:  # dict(pairs, b=x): keywords are entries, as in dict_with
@@ -280,22 +286,68 @@ def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
         return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
     if not rule.complex_ok and registry.meets_complex(args[1:]):  # the wrapper is bypassed below
         raise registry.complex_error(f"the gradient rule {vjp.__name__}", "met")
+    _refuse_once_more(vjp, args)
     value, tangent = _transformed(vjp.__wrapped__, tangents, ktangents, args, kwargs)
     return as_tangent(value), as_tangent(tangent)
 
 
-_vjp_index: dict[int, Any] = {}
+def _jvp_call(rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+    """A rule's jvp called from forward code: linear in the tangent ``t`` (its first argument), so its
+    tangent is the jvp of ``t``'s tangent plus, unless the rule is linear, its source's derivative."""
+    if args and args[0] is zero:
+        return zero, zero
+    if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
+        value = jvp(*args, **kwargs)
+        dt = tangents[0] if tangents else zero
+        return value, (zero if is_zero_tree(dt) or value is zero else jvp(dt, *args[1:], **kwargs))
+    if not rule.complex_ok and (registry.meets_complex(args) or registry.meets_complex((None, *tangents))):
+        raise registry.complex_error(f"the tangent rule {jvp.__name__}", "met")
+    _refuse_once_more(jvp, args)
+    inner = jvp.__wrapped__
+    if getattr(inner, "__adsrc_multilinear__", None) is not None:
+        value, tangent = _multilinear_call(inner, tangents, ktangents, args, kwargs)
+    else:
+        value, tangent = _transformed(inner, tangents, ktangents, args, kwargs)
+    ans = args[1] if len(args) > 1 else None
+    if type(ans) is np.ndarray:  # the wrapper broadcasts a contribution to the result's shape: so its tangent
+        value = value if value is zero or np.shape(value) == ans.shape else np.broadcast_to(value, ans.shape)
+        tangent = tangent if is_zero_tree(tangent) or np.shape(tangent) == ans.shape \
+            else np.broadcast_to(tangent, ans.shape)
+    return as_tangent(value), as_tangent(tangent)
 
 
-def _vjp_rule(fn: Any):
-    """The rule whose vjp ``fn`` is, if it is one."""
-    if not hasattr(fn, "uses") or not hasattr(fn, "__wrapped__"):
+def _multilinear_call(jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+    """``jvp(t, ans, *args)`` of a multilinear primitive is the primitive's call with ``t`` in place of
+    argument ``index`` (rules/_tangent.py): its tangent is that call's, the tangent of ``t`` in that place."""
+    func, index, fixed = jvp.__adsrc_multilinear__
+    t, dt = (args[0], tangents[0]) if tangents else (args[0], zero)
+    values, moved = list(args[2:]), list(tangents[2:]) + [zero] * (len(args) - 2 - len(tangents[2:]))
+    values[index], moved[index] = dense(t, values[index]), dt
+    return call(func, tuple(moved), ktangents, *values, **{**kwargs, **fixed} if fixed else kwargs)
+
+
+def _refuse_once_more(rule_function: Callable, args: tuple) -> None:
+    """A rule function that is a derivative itself (jvp's, called inside a differentiated function)
+    raises its own error, made from its arguments, rather than being differentiated again from its source."""
+    refusal = getattr(rule_function.__wrapped__, "__adsrc_refuse_again__", None)
+    if refusal is not None:
+        raise refusal(*args)
+
+
+_rule_index: dict[tuple[str, int], Any] = {}
+
+
+def _vjp_rule(fn: Any, kind: str = "vjps"):
+    """The rule whose vjp (``kind="jvps"``: jvp) ``fn`` is, if it is one."""
+    if not hasattr(fn, "__wrapped__") or kind == "vjps" and not hasattr(fn, "uses"):
         return None
-    rule = _vjp_index.get(id(fn))
-    if rule is None or fn not in rule.vjps:
-        _vjp_index.clear()
-        _vjp_index.update({id(v): r for r in registry.rules() for v in r.vjps if v is not None})
-        rule = _vjp_index.get(id(fn))
+    rule = _rule_index.get((kind, id(fn)))
+    if rule is None or fn not in getattr(rule, kind):
+        _rule_index.clear()
+        for r in registry.rules():
+            for k in ("vjps", "jvps"):
+                _rule_index.update({(k, id(v)): r for v in getattr(r, k) if v is not None})
+        rule = _rule_index.get((kind, id(fn)))
     return rule
 
 
