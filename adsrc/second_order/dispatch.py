@@ -335,20 +335,21 @@ def _refuse_once_more(rule_function: Callable, args: tuple) -> None:
 
 
 _rule_index: dict[tuple[str, int], Any] = {}
+_indexed_at = [-1]  # the registry's version the index was built at
 
 
 def _vjp_rule(fn: Any, kind: str = "vjps"):
     """The rule whose vjp (``kind="jvps"``: jvp) ``fn`` is, if it is one."""
     if not hasattr(fn, "__wrapped__") or kind == "vjps" and not hasattr(fn, "uses"):
         return None
-    rule = _rule_index.get((kind, id(fn)))
-    if rule is None or fn not in getattr(rule, kind):
+    if _indexed_at[0] != registry.version():  # the rules hold their functions, so an id stays theirs till then
         _rule_index.clear()
         for r in registry.rules():
             for k in ("vjps", "jvps"):
                 _rule_index.update({(k, id(v)): r for v in getattr(r, k) if v is not None})
-        rule = _rule_index.get((kind, id(fn)))
-    return rule
+        _indexed_at[0] = registry.version()
+    rule = _rule_index.get((kind, id(fn)))
+    return rule if rule is not None and any(v is fn for v in getattr(rule, kind)) else None
 
 
 # ---- functions with tangents of their own: runtime helpers and container builtins ------
