@@ -394,3 +394,62 @@ def test_min_of_two_lists_may_be_the_list_itself():
         return smaller[0] * x[0]
 
     _refused(f, "min(...)", "list xs")
+
+
+# ---- a list grown or written here, returned inside a tuple (return parts, count) --------------------
+def appended_then_returned_with_a_count(x):
+    parts = []
+    start = 0
+    for i in range(3):
+        parts.append(np.sin(x[i]) * 2.0)
+    return parts, start
+
+
+def written_then_returned_with_a_count(x):
+    parts = [0.0, 0.0]
+    parts[0] = x[0] * 3.0
+    parts[1] = x[1] ** 2
+    return parts, 1
+
+
+def nested_return(x):
+    parts = []
+    for i in range(3):
+        parts.append(x[i] * x[0])
+    return (parts, 2), x[1]
+
+
+def uses_the_returned_pair(x):
+    grown, n = appended_then_returned_with_a_count(x)
+    written, m = written_then_returned_with_a_count(x)
+    (inner, k), y = nested_return(x)
+    return grown[0] * grown[2] + n + written[0] * written[1] * m + inner[2] * k + y
+
+
+@pytest.mark.parametrize("f", [appended_then_returned_with_a_count, written_then_returned_with_a_count,
+                               nested_return], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("eager", [False, True])
+def test_a_list_returned_in_a_tuple_is_returned_as_python_returns_it(f, eager):
+    x = np.array([0.3, -0.7, 1.1])
+    value, pullback = adsrc.vjp(f, x, eager=eager)
+    assert repr(value) == repr(f(x))
+    cotangent = adsrc.tree_map(lambda leaf: 1.0 if isinstance(leaf, float) else np.ones_like(leaf), value)
+    first = pullback(cotangent)
+    assert repr(value) == repr(f(x)), "the backward sweep changed the returned list"
+    np.testing.assert_allclose(pullback(cotangent), first)
+
+
+def test_a_function_that_returns_a_list_in_a_tuple_differentiates():
+    check(uses_the_returned_pair, np.array([0.3, -0.7, 1.1]))
+
+
+def stored_in_a_tuple_then_grown(x):
+    parts = []
+    pair = (parts, 0)
+    parts.append(x[0])
+    return np.sum(np.array(pair[0]))
+
+
+def test_a_list_stored_in_a_tuple_before_it_grows_is_still_refused():
+    with pytest.raises(UnsupportedSyntax, match="append"):
+        adsrc.grad(stored_in_a_tuple_then_grown)(np.array([0.3, -0.7, 1.1]))

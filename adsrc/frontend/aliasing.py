@@ -261,6 +261,8 @@ class Aliasing:
         """Local lists that ``.append`` may grow: built here from a list literal or a
         comprehension, and never given a second name (so no alias sees the growth)."""
         built, aliased = set(), set()
+        returned = {id(d) for node in gast.walk(self.parsed.node) if isinstance(node, gast.Return)
+                    for d in displays_returned(node.value)}
         for node in gast.walk(self.parsed.node):
             if isinstance(node, gast.Assign):
                 target = node.targets[0]
@@ -273,7 +275,7 @@ class Aliasing:
                     elif isinstance(value, gast.Name):
                         aliased.add(value.id)
                         aliased.update(names)
-            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)) \
+            if isinstance(node, (gast.List, gast.Tuple, gast.Dict, gast.Set)) and id(node) not in returned \
                     and isinstance(getattr(node, "ctx", gast.Load()), gast.Load):  # a display, not a target
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
                 aliased.update(e.id for e in elts if isinstance(e, gast.Name))
@@ -663,3 +665,11 @@ def _permutes(target: gast.AST, value: gast.AST) -> bool:
     names = [e.id for e in target.elts if isinstance(e, gast.Name)]
     values = [e.id for e in value.elts if isinstance(e, gast.Name)]
     return len(names) == len(values) == len(target.elts) == len(set(names)) and sorted(names) == sorted(values)
+
+
+def displays_returned(value: gast.AST | None) -> list[gast.AST]:
+    """The tuple (or list) displays a ``return`` statement returns, nested ones too (``return (xs, n), ys``):
+    a list in one is returned, as a copy, when the function ends, so nothing after sees it grow."""
+    if not isinstance(value, (gast.Tuple, gast.List)):
+        return []
+    return [value] + [d for e in value.elts for d in displays_returned(e)]

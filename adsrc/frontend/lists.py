@@ -39,7 +39,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from .aliasing import Aliasing
+from .aliasing import Aliasing, displays_returned
 
 # Builtins that read a list and return something that does not hold it (a copy, a number, an item).
 _READING_BUILTINS = frozenset({len, sum, list, tuple, sorted, min, max, any, all, str, repr, bool, print, isinstance,
@@ -71,10 +71,13 @@ def written_lists(aliasing: Aliasing) -> dict[str, str]:
     for name in candidates & params:
         refuse(name, "is a parameter, a list its caller holds too", node)
     parents = {id(child): parent for parent in gast.walk(node) for child in gast.iter_child_nodes(parent)}
+    returned = {id(d) for n in gast.walk(node) if isinstance(n, gast.Return) for d in displays_returned(n.value)}
     for child in gast.walk(node):
         if not isinstance(child, gast.Name) or child.id not in candidates or id(child) not in parents:
             continue
         parent = parents[id(child)]
+        if id(parent) in returned:
+            continue  # return parts, n: returned (as a copy) when the function ends
         if isinstance(child.ctx, gast.Store):
             problem = _binding_problem(aliasing, parent, child)
         else:

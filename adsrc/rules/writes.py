@@ -195,4 +195,6 @@ def detached(value: Any) -> Any:
     copy, which the backward sweep's restoring of that array cannot change."""
     if isinstance(value, list):
         return list(value)  # a list grown in place, which the backward sweep shrinks back
+    if type(value) is tuple:  # return parts, count: the tuple display holding such a list
+        return tuple(detached(item) for item in value)
     return value.copy() if isinstance(value, np.ndarray) else value

@@ -84,6 +84,7 @@ class Reverse(ReverseControlFlow, BackwardBlocks):
         for stmt in gast.walk(node):  # lists grown in place (grown_in_place): what reads them must not be deferred
             if isinstance(stmt, gast.Assign) and getattr(anno.get(stmt, anno.PRIM, None), "kind", None) == "append":
                 self.write_aliases |= {stmt.targets[0].id, anno.get(stmt, anno.PRIM).args[0].id}
+        self.write_aliases |= _displays_holding(node, self.write_aliases)
         ret = node.body[-1]
         body_f, body_b = self.block(node.body[:-1])
         result = ret.value
@@ -111,3 +112,15 @@ class Reverse(ReverseControlFlow, BackwardBlocks):
             body=tape_init + body_f + [pullback, final],
             decorator_list=[], returns=None, type_comment=None, type_params=[],
         )
+
+
+def _displays_holding(node: gast.FunctionDef, aliases: set[str]) -> set[str]:
+    """The names assigned a tuple display that holds one of ``aliases`` (``t = (parts, start)`` before
+    ``return t``): returned, they are detached too, item by item."""
+    found: set[str] = set()
+    for stmt in gast.walk(node):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) \
+                and isinstance(stmt.value, gast.Tuple) \
+                and any(isinstance(e, gast.Name) and e.id in aliases | found for e in stmt.value.elts):
+            found.add(stmt.targets[0].id)
+    return found
