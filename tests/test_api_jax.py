@@ -597,3 +597,53 @@ def test_check_grads_refuses_complex_arguments_rather_than_passing_unchecked():
 
     with pytest.raises(adsrc.errors.InvalidArgument, match="complex"):
         adsrc.check_grads(f, (np.array([1.0 + 2.0j]),))
+
+
+# ---- argnums that count into *args, as JAX's do ---------------------------------------------------------
+def starred_only(*args):
+    return np.sum(args[0] ** 2 * args[1])
+
+
+def named_then_starred(a, *rest):
+    return np.sum(a * rest[0] * np.sin(rest[1]))
+
+
+def symmetrized(A, B):
+    return np.sum(A * B * B)
+
+
+def forwards_the_rest(*args):  # lambda *args: fun(sym(args[0]), *args[1:]) in a well-known example
+    return symmetrized(0.5 * (args[0] + args[0].T), *args[1:])
+
+
+STARRED = [(starred_only, 0), (starred_only, 1), (starred_only, (1, 0)), (named_then_starred, 2),
+           (named_then_starred, (0, 1, 2)), (forwards_the_rest, 0), (forwards_the_rest, 1)]
+
+
+@pytest.mark.parametrize("eager", MODES)
+@pytest.mark.parametrize("f, wrt", STARRED, ids=lambda v: getattr(v, "__name__", repr(v)))
+def test_argnums_count_the_calls_positional_arguments_into_star_args(f, wrt, eager):
+    args = (RNG.standard_normal((2, 2)), RNG.standard_normal((2, 2)), RNG.standard_normal((2, 2)))
+    args = args[:2] if f is not named_then_starred else args
+    value, got = adsrc.value_and_grad(f, argnums=wrt, eager=eager)(*args)
+    assert value == f(*args)
+    items = wrt if isinstance(wrt, tuple) else (wrt,)
+    expected = tuple(numerical_grad(f, args, i) for i in items)
+    got = got if isinstance(wrt, tuple) else (got,)
+    assert len(got) == len(expected)
+    for g, e, i in zip(got, expected, items):
+        assert np.shape(g) == np.shape(args[i])
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+    _, pullback = adsrc.vjp(f, *args, argnums=wrt, eager=eager)
+    np.testing.assert_allclose(np.asarray(pullback(1.0) if isinstance(wrt, tuple) else [pullback(1.0)]),
+                               np.asarray(got))
+
+
+def test_argnums_past_the_calls_star_args_and_a_second_derivative_of_one_are_refused():
+    x = np.ones(3)
+    with pytest.raises(InvalidArgument, match="argument 3 given to \\*args"):
+        adsrc.grad(starred_only, argnums=2)(x, x)
+    for again in (lambda: adsrc.hessian(starred_only)(x, x), lambda: adsrc.jvp(adsrc.grad(starred_only), (x, x),
+                                                                                (x, None))):
+        with pytest.raises(InvalidArgument, match="\\*args"):
+            again()

@@ -180,7 +180,9 @@ def calls_star_args(x, y):
 def test_star_args_in_callees_and_in_the_differentiated_function():
     check(calls_star_args, rng.normal(size=3), rng.normal(size=2), wrt=(0, 1))
     terms = (rng.normal(size=3), rng.normal(size=2))
-    g = adsrc.grad(total_of)(*terms)
-    assert isinstance(g, tuple) and len(g) == 2
-    np.testing.assert_allclose(g[0], 2 * terms[0])
-    np.testing.assert_allclose(g[1], 2 * terms[1])
+    np.testing.assert_allclose(adsrc.grad(total_of)(*terms), 2 * terms[0])  # argnums count the call's arguments
+    for wrt in ((0, 1), "terms"):  # each, or the *args tuple by its name
+        g = adsrc.grad(total_of, wrt=wrt)(*terms)
+        assert isinstance(g, tuple) and len(g) == 2
+        np.testing.assert_allclose(g[0], 2 * terms[0])
+        np.testing.assert_allclose(g[1], 2 * terms[1])

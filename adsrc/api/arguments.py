@@ -68,7 +68,22 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     of the call (``grad(model.loss, wrt=0)`` is ``X`` in ``model.loss(X, y)``) and the
     positions returned count the function's own parameters; a name may be any
     parameter's, ``"self"`` included, to differentiate with respect to the object.
+    An integer that counts into ``*args`` is taken by grad, value_and_grad and vjp
+    (:func:`positions_and_picks`); anywhere else it is refused.
     """
+    found, many, picks = positions_and_picks(func, wrt)
+    if any(p is not None for p in picks):
+        raise InvalidArgument(f"{label(func)} ({where(func)}) takes *args, and wrt={wrt!r} counts into them: "
+                              f"grad, value_and_grad and vjp differentiate with respect to arguments given to "
+                              f"*args, this does not; give the function named parameters for them")
+    return found, many
+
+
+def positions_and_picks(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool, tuple[int | None, ...]]:
+    """:func:`positions`, where an integer may count the call's positional arguments into ``*args``, as
+    JAX's ``argnums`` do: for ``def f(*args)``, ``wrt=1`` is ``args[1]``. Those positions are the ``*args``
+    parameter's, and ``picks`` gives, per item of ``wrt``, the index into it (None for a named parameter,
+    and for ``wrt`` given by name)."""
     function, prefix, _ = bound_parts(unwrap(func))  # a checkpointed function: its own
     _refuse_a_jacobian(func)
     if not inspect.isfunction(function):
@@ -77,10 +92,13 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
             raise SourceUnavailable(label(func), *primitive)
         raise SourceUnavailable(label(func), f"it is a {type(func).__name__}, not a Python function, method, "
                                              f"functools.partial or callable object")
-    names = list(signature_of(function).parameters)
+    parameters = list(signature_of(function).parameters.values())
+    names = [p.name for p in parameters]
     callable_names = names[len(prefix):]
+    starred = next((i for i, p in enumerate(parameters) if p.kind is p.VAR_POSITIONAL), None)
+    spread = None if starred is None or starred < len(prefix) else starred - len(prefix)  # *args, in the call
     many = isinstance(wrt, (tuple, list))
-    out = []
+    out, picks = [], []
     for item in (wrt if many else (wrt,)):
         if isinstance(item, bool) or not isinstance(item, (int, str, np.integer)):
             raise InvalidArgument(f"wrt must be an int, a parameter name or a tuple of these, not {item!r}")
@@ -91,13 +109,19 @@ def positions(func: Callable, wrt: Wrt) -> tuple[tuple[int, ...], bool]:
                 raise InvalidArgument(f"{label(func)} has no parameter named {item!r}; "
                                       f"{hint}its parameters are {', '.join(names)}")
             out.append(names.index(item))
+            picks.append(None)
             continue
         item = int(item)
+        if spread is not None and item >= spread:  # counts into *args: checked against the call's arguments
+            out.append(spread + len(prefix))
+            picks.append(item - spread)
+            continue
         if not -len(callable_names) <= item < len(callable_names):
             raise InvalidArgument(f"wrt={item} is out of range: {label(func)} "
                                   f"takes {len(callable_names)} parameters")
         out.append(item % len(callable_names) + len(prefix))
-    return tuple(out), many
+        picks.append(None)
+    return tuple(out), many, tuple(picks)
 
 
 def _primitive(func: Callable) -> tuple[str, str, str] | None:

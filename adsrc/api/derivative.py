@@ -48,6 +48,7 @@ class Derivative:
         self.with_value = with_value
         self.eager = eager
         self.has_aux = has_aux
+        self.picks: tuple[int | None, ...] = ()  # items of wrt that count into *args (api/reverse.py)
         self._run = run
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -89,7 +90,11 @@ class Derivative:
         return InvalidArgument(f"{what} of {self.describe()} ({self.where}): {remedy}")
 
     def refuse_aux(self, what: str) -> None:
-        """Refuse to differentiate a derivative made with ``has_aux=True`` once more."""
+        """Refuse to differentiate once more a derivative made with ``has_aux=True``, or with a ``wrt`` that
+        counts into ``*args``."""
+        if self.picks:
+            raise self.refuse(what, "its wrt counts into the function's *args, and adsrc differentiates such a "
+                                    "derivative only once; give the function named parameters for those arguments")
         if self.has_aux:
             raise self.refuse(what, "a derivative made with has_aux=True returns its auxiliary data beside the "
                                     "gradient, and adsrc does not differentiate it again; differentiate "

@@ -22,7 +22,7 @@ from ..rules.registry import defjvp, defvjp
 from ..errors import InvalidArgument, NonScalarOutput
 from ..values import TangentList, TangentTuple, to_tangent, zero
 from .reverse import Reverse, reverse_of
-from .arguments import (Wrt, bind, choose_wrt, explain, positions,
+from .arguments import (Wrt, bind, choose_wrt, explain, positions, positions_and_picks,
                         refuse_subclasses, scalar_seed)
 from .derivative import MAX_ORDER, Derivative
 from .forward import jvp, split_aux
@@ -68,9 +68,11 @@ def value_and_grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
             raise func.refuse("has_aux=True", "it needs a function that returns (output, aux), and a derivative "
                                               "returns gradients")
         return _value_and_grad_of_derivative(func, wrt)
-    reverse = Reverse(func, *positions(func, wrt))
+    reverse = Reverse(func, *positions_and_picks(func, wrt))
     run = _gradients(func, reverse, eager, has_aux, with_value=True)
-    return Derivative(func, reverse.wrt, reverse.many, True, eager, run, has_aux=has_aux)
+    made = Derivative(func, reverse.wrt, reverse.many, True, eager, run, has_aux=has_aux)
+    made.picks = reverse.picks
+    return made
 
 
 def _gradients(func: Callable, reverse: Reverse, eager: bool | None, has_aux: bool,
@@ -129,9 +131,11 @@ def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, 
         def run(*args: Any, **kwargs: Any) -> Any:
             return both(*args, **kwargs)[1]
         return Derivative(both.of, both.wrt, both.many, False, eager, run)
-    reverse = Reverse(func, *positions(func, wrt))
+    reverse = Reverse(func, *positions_and_picks(func, wrt))
     run = _gradients(func, reverse, eager, has_aux, with_value=False)
-    return Derivative(func, reverse.wrt, reverse.many, False, eager, run, has_aux=has_aux)
+    made = Derivative(func, reverse.wrt, reverse.many, False, eager, run, has_aux=has_aux)
+    made.picks = reverse.picks
+    return made
 
 
 def vjp(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None = None,
