@@ -333,6 +333,8 @@ SAMPLES: dict[str, list[Case]] = {
     "adsrc.rules.iterables.unpacked": [C(arr(3, 2), 3), C([flt(), arr(2)], 2), C((arr(2), flt(), flt()), 3),
                                        C({"w": flt(), "b": arr(2)}, 2)],
     "adsrc.rules.iterables.zipped_star": [C(arr(3, 2), 3), C([[flt(), flt()], [arr(2), arr(2)]], 2)],
+    "adsrc.rules.iterables.zip_star": [C(arr(3, 2)), C([[flt(), flt()], [arr(2), arr(2)]]),
+                                       C([arr(4), [flt(), flt()], (arr(2), arr(2), arr(2))])],  # stops at 2
     "adsrc.rules.iterables.dict_values": [C({"w": arr(2, 2), "b": flt()})],
     "adsrc.rules.iterables.dict_items": [C({"w": arr(3), "b": flt()})],
     "adsrc.rules.iterables.dict_get": [C({"w": arr(3), "b": flt()}, "w", flt(), wrt=(0,)),

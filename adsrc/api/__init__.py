@@ -12,6 +12,7 @@ from .forward import jvp, jvp_source
 from .gradients import Differentiated, adjoint_source, differentiate, grad, value_and_grad, vjp
 from .higher import hessian, hvp, jacobian
 from . import nested_jvp  # noqa: F401  (the rule of jvp called inside a differentiated function)
+from . import ode  # noqa: F401  (scipy.integrate.odeint's rule, registered once SciPy's integrate is imported)
 from .ravel import ravel_pytree
 from .trees import TreeStructure, tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 

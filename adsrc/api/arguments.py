@@ -23,7 +23,7 @@ from ..errors import InvalidArgument, SourceUnavailable
 from ..frontend.parse import bound_parts, signature_of
 from ..rules.checkpoint import unwrap
 from ..rules.closures import lifted_from
-from ..values import check_real_scalar, part, seed, unthunk, zero
+from ..values import TangentTuple, check_real_scalar, is_zero, part, seed, unthunk, zero
 from ..values.pytrees import children, is_namedtuple, is_object, rebuild, tree_leaves
 from ..values.arrays import broadcast_like, is_foreign, is_mutable, namespace
 
@@ -225,8 +225,43 @@ class Binding:
         return bind(func, args, kwargs)
 
 
-def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, ...]) -> None:
-    """Refuse what has no gradient: a non-float at a ``wrt`` position, an ndarray subclass anywhere."""
+def star_position(func: Callable) -> int | None:
+    """The position of ``func``'s ``*args`` parameter among the values :func:`bind` gives, or None."""
+    function, _, _ = bound_parts(unwrap(func)) if not inspect.isfunction(func) else (func, (), {})
+    if not inspect.isfunction(function):
+        return None
+    kinds = [p.kind for p in signature_of(function).parameters.values()]
+    return next((i for i, k in enumerate(kinds) if k is inspect.Parameter.VAR_POSITIONAL), None)
+
+
+def tangents_by_parameter(func: Callable, tangents: Sequence[Any], values: Sequence[Any]) -> list[Any]:
+    """The tangent of each of :func:`bind`'s ``values`` from the tangents of the call's positional
+    arguments: those given to ``*args`` make its tuple's tangent; a bound object, a default, zero."""
+    bound = len(bound_parts(func)[1]) if not inspect.isfunction(func) else 0
+    star = star_position(func)
+    out: list[Any] = [zero] * len(values)
+    spread: list[Any] = []
+    for i, t in enumerate(tangents):
+        t = zero if t is None else t
+        if star is not None and bound + i >= star:
+            spread.append(t)
+        elif bound + i < len(out):
+            out[bound + i] = t
+    if star is not None and star < len(out):
+        items = spread + [zero] * (len(values[star]) - len(spread))
+        out[star] = zero if all(is_zero(t) for t in items) else TangentTuple(items)
+    return out
+
+
+def check_differentiable(func: Callable, values: Sequence[Any], wrt: tuple[int, ...],
+                         picks: Sequence[tuple[int, int]] = ()) -> None:
+    """Refuse what has no gradient: a non-float at a ``wrt`` position, an ndarray subclass anywhere.
+    ``picks``: ``(position, index)`` of items of a ``*args`` tuple differentiated alone (the tuple's
+    position is then not in ``wrt``)."""
+    for position, index in picks:
+        if index < len(values[position]):
+            for leaf in tree_leaves(values[position][index]):
+                _check_leaf(f"{parameter_names(func)[position]}[{index}]", leaf)
     names = None
     for i, value in enumerate(values):
         kind = type(value)

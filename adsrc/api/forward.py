@@ -12,13 +12,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..frontend.parse import bound_parts
 from ..backend.pipeline import EAGER, FORWARD, compile
 from ..errors import InvalidArgument, NonScalarOutput
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import gradient_function
 from ..values import is_zero, part, to_tangent, zero
 from .arguments import (Fresh, Wrt, bind, choose_wrt, parameter_names, positions, refuse_subclasses,
+                        tangents_by_parameter,
                         where)
 from .derivative import MAX_ORDER, Derivative
 from .primitives import callable_for
@@ -81,12 +81,12 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, has_aux: bool = False) -
                                                      "derivative returns gradients")
         return _derivative_jvp(func, primals, tangents)
     values = bind(func, primals, {})
-    moved = tuple(i for i, (p, t) in enumerate(zip(primals, tangents)) if not is_zero(t) and _float_like(p))
-    bound = len(bound_parts(func)[1])  # a bound method's object (a partial's arguments) come first, fixed
-    wrt = tuple(i + bound for i in moved)
+    # each parameter's tangent: a bound object (a partial's arguments) fixed, those given to *args its tuple's
+    by_parameter = tangents_by_parameter(func, tangents, values)
+    wrt = tuple(i for i, (v, t) in enumerate(zip(values, by_parameter)) if not is_zero(t) and _float_like(v))
     compiled = compile(func, wrt, FORWARD)
     prepared_call = written.prepared(compiled, values)
-    seeds = [to_tangent(tangents[i]) for i in moved]
+    seeds = [to_tangent(by_parameter[i]) for i in wrt]
     if prepared_call is not None:  # a write into an argument writes into its tangent too: never into the caller's
         seeds = [np.array(t) if isinstance(t, np.ndarray) else t for t in seeds]
     value, tangent = written.run(compiled, prepared_call, values, *seeds)
@@ -135,7 +135,7 @@ def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> 
     derivative.refuse_aux("jvp")
     func = derivative.root
     values = bind(func, primals, {})
-    ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents) + (zero,) * (len(values) - len(tangents))
+    ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents_by_parameter(func, tangents, values))
     adjoint = compile(func, derivative.wrt, EAGER).function
     try:
         with ownership():

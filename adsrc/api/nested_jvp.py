@@ -34,6 +34,7 @@ True
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 from ..backend.pipeline import EAGER, FORWARD, compile
@@ -44,7 +45,7 @@ from ..rules.registry import defjvp, defvjp
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import pulled_back
 from ..values import TangentTuple, is_zero, part, to_tangent, unthunk, zero
-from .arguments import bind, label, where
+from .arguments import bind, label, star_position, where
 from .derivative import MAX_ORDER
 from .forward import _float_like, jvp
 
@@ -67,6 +68,9 @@ class _Sweep:
 
 
 def _refuse_order(func: Callable) -> None:
+    if inspect.isfunction(bound_parts(func)[0]) and star_position(func) is not None:
+        raise InvalidArgument(f"differentiating jvp({label(func)}) ({where(func)}) inside a differentiated "
+                              f"function, where {label(func)} takes *args: give it named parameters")
     order = getattr(func, "order", 0)
     if order or hasattr(type(func), "__adsrc_pushforward__"):
         root = getattr(func, "root", func)

@@ -53,7 +53,12 @@ class Reverse:
         """The arguments in signature order, checked, and the adjoint to run on them: for ``eager`` (None:
         the context's setting), specialized for their kinds if ``specialize`` and ``config.specialize``."""
         values = self._binding(func, args, kwargs)
-        check_differentiable(func, values, self.wrt)
+        if self.picks:  # items of *args: each checked alone, the tuple's other items need not be floats
+            picked = [(p, k) for p, k in zip(self._asked, self.picks) if k is not None]
+            check_differentiable(func, values, tuple(p for p, k in zip(self._asked, self.picks) if k is None),
+                                 picked)
+        else:
+            check_differentiable(func, values, self.wrt)
         adjoint = self._adjoints.get(func, config.eager_unthunk if eager is None else eager)
         if specialize and config.specialize:  # the adjoint specialized for the arguments' kinds, if any
             adjoint = specialized(adjoint, signature(values)) or adjoint

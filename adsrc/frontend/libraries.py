@@ -74,10 +74,6 @@ def is_library_function(func: Any) -> bool:
 
 # Library functions whose refusal says more than the general remedy, by module and name.
 _WHY_NO_RULE = {
-    ("scipy.integrate._odepack_py", "odeint"): (
-        ". adsrc has no rule for odeint: its gradient needs the adjoint ODE, integrated backwards with the "
-        "derivatives of func, which adsrc does not implement; or write the integration as a loop of steps (an "
-        "explicit Runge-Kutta scheme in Python), which adsrc differentiates, to any order"),
 }
 
 
