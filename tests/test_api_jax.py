@@ -647,3 +647,16 @@ def test_argnums_past_the_calls_star_args_and_a_second_derivative_of_one_are_ref
                                                                                 (x, None))):
         with pytest.raises(InvalidArgument, match="\\*args"):
             again()
+
+
+@pytest.mark.parametrize("f, primals, tangents", [
+    (starred_only, (np.array([0.3, 0.5]), np.array([1.0, 2.0])), (np.array([1.0, -1.0]), None)),
+    (starred_only, (np.array([0.3, 0.5]), np.array([1.0, 2.0])), (None, np.array([0.5, 2.0]))),
+    (named_then_starred, (np.array([0.3, 0.5]), np.array([1.0, 2.0]), np.array([0.2, 0.4])),
+     (None, np.ones(2), np.array([1.0, 3.0]))),
+], ids=["first", "second", "named then starred"])
+def test_jvp_gives_the_tangents_of_arguments_given_to_star_args_to_them(f, primals, tangents):
+    value, tangent = adsrc.jvp(f, primals, tangents)
+    assert value == f(*primals)
+    expected = sum(np.sum(numerical_grad(f, primals, i) * t) for i, t in enumerate(tangents) if t is not None)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6)
