@@ -150,7 +150,8 @@ ERRORS_ON_CUPY_LIKE = {
     "numpy.linalg.tensorsolve", "numpy.logspace", "numpy.nanmedian", "numpy.nanpercentile", "numpy.nanquantile",
     "numpy.partition", "numpy.poly", "numpy.polyfit", "numpy.polymul", "numpy.polyval", "numpy.trapezoid",
     "numpy.unique_all", "numpy.unique_counts", "numpy.unique_inverse",
-    "adsrc.rules.iterables.unpacked", "adsrc.rules.iterables.zipped_star", "builtins.list", "builtins.tuple",  # refuse iterating an unknown array type
+    "adsrc.rules.iterables.unpacked", "adsrc.rules.iterables.zipped_star", "adsrc.rules.iterables.zip_star",
+    "builtins.list", "builtins.tuple",  # refuse iterating an unknown array type
     "functools.reduce", "numpy.absolute", "numpy.angle", "numpy.fft.hfft", "numpy.fft.irfft", "numpy.fft.irfft2", "numpy.fft.irfftn",
     # ufunc.outer through the ufunc's rule, which makes NumPy arrays for a 0-d operand
     "numpy.arctan2_outer", "numpy.float_power_outer", "numpy.fmax_outer", "numpy.fmin_outer", "numpy.fmod_outer",

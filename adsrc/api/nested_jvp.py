@@ -41,30 +41,13 @@ from ..backend.pipeline import EAGER, FORWARD, compile
 from ..errors import InvalidArgument
 from ..frontend.parse import bound_parts
 from ..rules.closures import captures, lift
-from ..rules.registry import defjvp, defvjp
+from ..rules.registry import computed_once, defjvp, defvjp
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import pulled_back
 from ..values import TangentTuple, is_zero, part, to_tangent, unthunk, zero
 from .arguments import bind, label, star_position, where
 from .derivative import MAX_ORDER
 from .forward import _float_like, jvp
-
-
-class _Sweep:
-    """The cotangents of one jvp call's function (its captured values), primals and tangents, from one sweep.
-
-    The rule asks once per differentiated argument, with the same cotangent and result: the sweep runs
-    once for them all (the last one is kept, by identity)."""
-
-    last: tuple[Any, Any, tuple] | None = None
-
-    @classmethod
-    def of(cls, g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool) -> tuple:
-        if cls.last is not None and cls.last[0] is g and cls.last[1] is ans:
-            return cls.last[2]
-        result = _cotangents(g, func, tuple(primals), tuple(tangents), has_aux)
-        cls.last = (g, ans, result)
-        return result
 
 
 def _refuse_order(func: Callable) -> None:
@@ -89,8 +72,10 @@ def _lifted(func: Callable, primals: tuple) -> tuple[Callable, tuple, int, int]:
     return func, tuple(bind(func, primals, {})), len(bound_parts(func)[1]), 0
 
 
-def _cotangents(g: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool) -> tuple:
+@computed_once  # the rule asks once per differentiated argument: one sweep serves them all
+def _cotangents(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> tuple:
     """``(of the captured values, of the primals, of the tangents)``, each a TangentTuple (or zero)."""
+    primals, tangents = tuple(primals), tuple(tangents)
     _refuse_order(func)
     c_y, c_t = unthunk(part(g, 0)), unthunk(part(g, 1))
     c_aux = unthunk(part(g, 2)) if has_aux else zero  # the auxiliary data's: pulled back with the output's
@@ -132,15 +117,15 @@ def _of_function(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tup
         raise InvalidArgument(f"differentiating jvp({label(func)}) ({where(func)}) with respect to what the "
                               f"function holds (an object's attributes, a partial's arguments): pass those values "
                               f"in primals, with a None tangent")
-    return _Sweep.of(g, ans, func, primals, tangents, has_aux)[0]
+    return _cotangents(g, ans, func, primals, tangents, has_aux)[0]
 
 
 def _of_primals(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
-    return _Sweep.of(g, ans, func, primals, tangents, has_aux)[1]
+    return _cotangents(g, ans, func, primals, tangents, has_aux)[1]
 
 
 def _of_tangents(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> Any:
-    return _Sweep.of(g, ans, func, primals, tangents, has_aux)[2]
+    return _cotangents(g, ans, func, primals, tangents, has_aux)[2]
 
 
 def _pushed(func: Callable, primals: tuple, tangents: tuple, has_aux: bool, of_function: Any = zero,

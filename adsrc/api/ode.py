@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InvalidArgument
-from ..rules.registry import defjvp, defvjp, on_miss
+from ..rules.registry import computed_once, defjvp, defvjp, on_miss
 from ..values import TangentTuple, is_zero, part, unthunk, zero
 from .arguments import label, where
 from .forward import jvp
@@ -71,24 +71,12 @@ def _in_order(func: Callable, tfirst: bool, args: tuple, floats: list[int]) -> C
     return ordered
 
 
-class _Backward:
-    """One backward integration per call of odeint's vjp, kept for the other argument's (by identity)."""
-
-    last: tuple[Any, Any, tuple] | None = None
-
-    @classmethod
-    def of(cls, g: Any, ans: Any, func: Callable, y0: Any, t: Any, args: tuple, options: dict) -> tuple:
-        if cls.last is not None and cls.last[0] is g and cls.last[1] is ans:
-            return cls.last[2]
-        result = _adjoint(g, ans, func, y0, t, tuple(args), options)
-        cls.last = (g, ans, result)
-        return result
-
-
-def _adjoint(g: Any, ans: np.ndarray, func: Callable, y0: Any, t: Any, args: tuple, options: dict) -> tuple:
+@computed_once  # y0's and args' vjps: one backward integration gives both
+def _adjoint(g: Any, ans: np.ndarray, func: Callable, y0: Any, t: Any, args: tuple = (), **options: Any) -> tuple:
     """``(cotangent of y0, cotangent of args)`` by the adjoint ODE, integrated backward point by point."""
     from scipy.integrate import odeint
 
+    args = tuple(args)
     _check(func, y0, options)
     g = unthunk(g)
     floats = _float_items(args)
@@ -156,11 +144,11 @@ def _sensitivity(func: Callable, y0: Any, t: Any, args: tuple, options: dict, s0
 
 
 def _of_y0(g, ans, func, y0, t, args=(), **options):
-    return _Backward.of(g, ans, func, y0, t, args, options)[0]
+    return _adjoint(g, ans, func, y0, t, args, **options)[0]
 
 
 def _of_args(g, ans, func, y0, t, args=(), **options):
-    return _Backward.of(g, ans, func, y0, t, args, options)[1]
+    return _adjoint(g, ans, func, y0, t, args, **options)[1]
 
 
 def _tangent_y0(dy0, ans, func, y0, t, args=(), **options):
