@@ -228,8 +228,8 @@ class Binding:
 def star_position(func: Callable) -> int | None:
     """The position of ``func``'s ``*args`` parameter among the values :func:`bind` gives, or None."""
     function, _, _ = bound_parts(unwrap(func)) if not inspect.isfunction(func) else (func, (), {})
-    if not inspect.isfunction(function):
-        return None
+    if not inspect.isfunction(function) or not function.__code__.co_flags & inspect.CO_VARARGS:
+        return None  # no *args of its own, so no forwarding wrapper either: the common call, without a signature
     kinds = [p.kind for p in signature_of(function).parameters.values()]
     return next((i for i, k in enumerate(kinds) if k is inspect.Parameter.VAR_POSITIONAL), None)
 
