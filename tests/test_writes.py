@@ -148,15 +148,13 @@ def test_a_returned_array_is_not_changed_by_the_pullback():
 def test_a_view_read_after_a_write_to_its_base_is_refused():
     def f(x):
         y = np.ones(4)
-        head = y[:2]
+        head = y.reshape(2, 2)  # a view not taken by slicing: not taken again after the write
         y[0] = x[0] * 3
         return np.sum(head * x[:2])
 
-    ran = []
     with pytest.raises(UnsupportedSyntax) as info:
         adsrc.grad(f)(np.ones(4))
     assert "head" in str(info.value) and "copy" in str(info.value) and f"{__file__}:" in str(info.value)
-    assert not ran
 
     def copied(x):
         y = np.ones(4)
@@ -164,7 +162,16 @@ def test_a_view_read_after_a_write_to_its_base_is_refused():
         y[0] = x[0] * 3
         return np.sum(head * x[:2])
 
-    check(copied, np.array([0.5, 1.5, 2.0, 3.0]))
+    def sliced(x):  # a slice of y bound once: taken again after the write (frontend/view_writes.py)
+        y = np.ones(4)
+        head = y[:2]
+        y[0] = x[0] * 3
+        return np.sum(head * x[:2])
+
+    for g in (copied, sliced):
+        x = np.array([0.5, 1.5, 2.0, 3.0])
+        assert adsrc.value_and_grad(g)(x)[0] == g(x)
+        check(g, x)
 
 
 def test_a_view_read_before_the_write_is_fine():

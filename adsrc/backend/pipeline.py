@@ -46,6 +46,7 @@ from ..frontend.assignments import lower_assignments
 from ..frontend.aliasing import Aliasing
 from ..frontend.effects import check_effects
 from ..frontend.fence import check_syntax
+from ..frontend.view_writes import lower_view_writes
 from ..frontend.generators import lower_generators
 from ..frontend.maps import rewrite_maps
 from ..frontend.partials import rewrite_partials
@@ -356,6 +357,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
         lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
         aliasing = Aliasing(parsed)
         lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
+        lower_view_writes(parsed)  # v = y[1:]; v[0] = e is the write y[1] = e (frontend/view_writes.py)
         check_syntax(parsed)
         check_effects(parsed)  # the user functions it calls change nothing they are given
         refuse_updates_seen_through_views(parsed)

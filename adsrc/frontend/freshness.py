@@ -27,9 +27,15 @@ A write is proven where every object the written name may hold is a site
 (or an accepted parameter's object), and no other name that may hold one
 of them is read after the write (liveness): Python would show the write
 through that name, which the derivative does not model. Containers count
-as names holding what they hold (``xs = [y]``). Loops run to a fixpoint;
-branches join by union; a statement the analysis does not model makes
-the names it binds hold :data:`UNKNOWN`.
+as names holding what they hold (``xs = [y]``). The analysis is path
+sensitive: a point is reached in one or more *cases*, each its own map of
+what the names hold, so that names swapped after a write (``a, b = b, a``,
+double buffers, three rotated) are seen to hold different arrays in every
+case, where the union of the cases would have both hold both. Branches
+join by keeping the cases of each (less those another case covers); past
+:data:`CASES` cases, or after too many rounds of a loop, the cases merge
+into one, their union. Loops run to a fixpoint; a statement the analysis
+does not model makes the names it binds hold :data:`UNKNOWN`.
 """
 from __future__ import annotations
 
@@ -41,22 +47,48 @@ from .aliasing import Aliasing, _GROWING
 UNKNOWN = ("unknown",)
 NEW = ("new",)  # a new object not known to be an array (a list display holding the objects beside it, a number)
 State = dict  # name -> frozenset of abstract objects
+States = list  # the cases a point may be reached in: each a State (path-sensitive, so that a and b
+# swapped, ``a, b = b, a``, are still seen to hold different arrays in every case)
+CASES = 8  # the most cases kept at a point; past it, one case holds what any case held
 
 
-def _join(a: State | None, b: State | None) -> State | None:
-    if a is None:
-        return None if b is None else dict(b)
-    if b is None:
-        return dict(a)
+def _union(a: State, b: State) -> State:
     return {k: a.get(k, frozenset()) | b.get(k, frozenset()) for k in a.keys() | b.keys()}
 
 
-def _leq(a: State | None, b: State | None) -> bool:
+def _below(a: State, b: State) -> bool:
+    """Whether every name holds in ``a`` only what it may hold in ``b``."""
+    return all(v <= b.get(k, frozenset()) for k, v in a.items())
+
+
+def _join(a: States | None, b: States | None) -> States | None:
+    """The states of either path: their cases, less those another case covers; past :data:`CASES`
+    cases, one case holding everything either holds (the union of all)."""
+    if a is None:
+        return None if b is None else list(b)
+    if b is None:
+        return list(a)
+    cases: list[State] = []
+    for case in list(a) + list(b):
+        if any(_below(case, kept) for kept in cases):
+            continue
+        cases = [kept for kept in cases if not _below(kept, case)] + [case]
+    return [_merged(cases)] if len(cases) > CASES else cases
+
+
+def _merged(cases: States) -> State:
+    merged: State = {}
+    for case in cases:
+        merged = _union(merged, case)
+    return merged
+
+
+def _leq(a: States | None, b: States | None) -> bool:
     if a is None:
         return True
     if b is None:
         return False
-    return all(v <= b.get(k, frozenset()) for k, v in a.items())
+    return all(any(_below(case, other) for other in b) for case in a)
 
 
 class Freshness:
@@ -70,7 +102,7 @@ class Freshness:
         self.aliasing = aliasing
         self.params = params
         node = aliasing.parsed.node
-        self._before: dict[int, State] = {}  # id(write statement) -> what the names hold before it
+        self._before: dict[int, States] = {}  # id(write statement) -> the cases of what the names hold before it
         self._live: dict[int, set[str]] = {}  # id(write statement) -> the names read after it
         self._statements: dict[int, gast.stmt] = {}  # id(what is written: y[...], or y of np.add.at) -> the write
         self._nested = {n.id for inner in _nested_scopes(node) for n in gast.walk(inner)
@@ -85,22 +117,25 @@ class Freshness:
         self._returned: frozenset = frozenset()  # what the function's return statements may give
         self._holders: list[str | None] = []  # the hidden holders of the iterables of the loops around a statement
         self._around: dict[int, set[str]] = {}  # id(write statement) -> the holders live at it
-        self._run(node.body, start)
+        self._run(node.body, [start])
         liveness(node.body, set(), self._note_live)
 
     # -- the question ---------------------------------------------------------------------------
     def writable(self, stmt: gast.stmt) -> bool:
         """Whether the write ``stmt`` (an assignment to ``y[...]``, or ``np.add.at(y, ...)`` as a statement)
         changes only an array no other name read afterwards holds, one the function made (or a
-        parameter's, if ``params``)."""
+        parameter's, if ``params``), in every case the write may be reached in."""
         name = _written_name(stmt)
-        state, live = self._before.get(id(stmt)), self._live.get(id(stmt))
-        if name is None or state is None or live is None or name in self._nested:
+        cases, live = self._before.get(id(stmt)), self._live.get(id(stmt))
+        if name is None or not cases or live is None or name in self._nested:
             return False
-        held = state.get(name, frozenset())
-        if not held or not all(self._writable_object(o) for o in held):
-            return False
-        return not any(other != name and state.get(other, frozenset()) & held for other in live)
+        for state in cases:
+            held = state.get(name, frozenset())
+            if not held or not all(self._writable_object(o) for o in held):
+                return False
+            if any(other != name and state.get(other, frozenset()) & held for other in live):
+                return False
+        return True
 
     def writable_target(self, target: gast.AST) -> bool:
         """:meth:`writable` of the write whose target (``y[...]``, or ``y`` of ``np.add.at(y, ...)``) this is."""
@@ -113,11 +148,13 @@ class Freshness:
         stmt = self._statements.get(id(target))
         if stmt is None or id(stmt) not in self._live:
             return []
-        name, state = _written_name(stmt), self._before[id(stmt)]
-        held = state.get(name, frozenset())
-        if not held or not all(self._writable_object(o) for o in held):
-            return []  # refused for what it may hold already
-        return sorted(other for other in self._live[id(stmt)] if other != name and state.get(other, frozenset()) & held)
+        name, found = _written_name(stmt), set()
+        for state in self._before[id(stmt)]:
+            held = state.get(name, frozenset())
+            if not held or not all(self._writable_object(o) for o in held):
+                return []  # refused for what it may hold already
+            found |= {other for other in self._live[id(stmt)] if other != name and state.get(other, frozenset()) & held}
+        return sorted(found)
 
     def returns_param(self, param: str) -> bool:
         """Whether a return statement may give the object the parameter ``param`` was given (or an array
@@ -127,20 +164,33 @@ class Freshness:
     def may_share(self, stmt: gast.stmt, other: str) -> bool:
         """Whether ``other`` may hold, at the write ``stmt``, an array the write changes (True where the
         write was not followed: in code the analysis does not model)."""
-        state = self._before.get(id(stmt))
+        cases = self._before.get(id(stmt))
         name = _written_name(stmt)
-        if state is None or name is None:
+        if not cases or name is None:
             return True
-        held = state.get(name, frozenset())
-        return not held or UNKNOWN in held or bool(state.get(other, frozenset()) & held)
+        for state in cases:
+            held = state.get(name, frozenset())
+            if not held or UNKNOWN in held or state.get(other, frozenset()) & held:
+                return True
+        return False
+
+    def holds_made(self, stmt: gast.stmt) -> bool:
+        """Whether the name the write ``stmt`` writes holds, in every case, only arrays the function made
+        (not a view, not what a call returned): then reading that name after the write reads what was
+        written, as Python's would."""
+        cases = self._before.get(id(stmt))
+        name = _written_name(stmt)
+        return bool(cases) and name is not None and all(
+            state.get(name) and all(o[0] == "site" for o in state[name]) for state in cases)
 
     def written_params(self, target: gast.AST) -> list[str]:
         """The parameters whose given object the write into ``target`` may change."""
         stmt = self._statements.get(id(target))
         if stmt is None:
             return []
-        state = self._before.get(id(stmt), {})
-        return sorted(o[1] for o in state.get(_written_name(stmt), frozenset()) if o[0] == "param")
+        name = _written_name(stmt)
+        return sorted({o[1] for state in self._before.get(id(stmt), []) for o in state.get(name, frozenset())
+                       if o[0] == "param"})
 
     def _writable_object(self, obj: tuple) -> bool:
         return obj[0] == "site" or (self.params and obj[0] == "param")
@@ -210,22 +260,43 @@ class Freshness:
                     state[root.id] = held | objects
 
     # -- statements -------------------------------------------------------------------------------------
-    def _run(self, stmts: list[gast.stmt], state: State | None) -> State | None:
+    def _run(self, stmts: list[gast.stmt], cases: States | None) -> States | None:
         for stmt in stmts:
-            if state is None:
+            if cases is None:
                 return None
-            state = self._statement(stmt, dict(state))
-        return state
+            cases = self._statement(stmt, cases)
+        return cases
 
-    def _statement(self, stmt: gast.stmt, state: State) -> State | None:
+    def _statement(self, stmt: gast.stmt, cases: States) -> States | None:
         if _written_name(stmt) is not None:
             self._statements[id(_write_target(stmt))] = stmt
             self._around[id(stmt)] = {h for h in self._holders if h is not None}
-            before = self._before.get(id(stmt))
-            self._before[id(stmt)] = state if before is None else _join(before, state)
-        for walrus in (n for n in _own_nodes(stmt) if isinstance(n, gast.NamedExpr)):
-            everything = frozenset().union(*state.values()) | {UNKNOWN}  # (y := e) may be anything
-            state[walrus.target.id] = everything
+            self._before[id(stmt)] = _join(self._before.get(id(stmt)), cases)
+        walruses = [n for n in _own_nodes(stmt) if isinstance(n, gast.NamedExpr)]
+        if walruses:
+            cases = [dict(state) for state in cases]
+            for state in cases:
+                for walrus in walruses:
+                    state[walrus.target.id] = frozenset().union(*state.values()) | {UNKNOWN}  # may be anything
+        if isinstance(stmt, gast.If):
+            return _join(self._run(stmt.body, cases), self._run(stmt.orelse, cases))
+        if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
+            return self._loop(stmt, cases)
+        if isinstance(stmt, gast.Return):
+            if stmt.value is not None:
+                for state in cases:
+                    self._returned |= self._objects(stmt.value, state)
+            return None
+        if isinstance(stmt, (gast.Break, gast.Continue)) and self._loops:
+            breaks, continues = self._loops[-1]
+            (breaks if isinstance(stmt, gast.Break) else continues).append(cases)
+            return None
+        if isinstance(stmt, gast.Raise):
+            return None
+        return _join([self._simple(stmt, dict(state)) for state in cases], [])
+
+    def _simple(self, stmt: gast.stmt, state: State) -> State:
+        """What the names hold after a statement with no statements in it (or one not modelled), in one case."""
         if isinstance(stmt, (gast.Assign, gast.AnnAssign)):
             if stmt.value is None:
                 return state
@@ -258,20 +329,8 @@ class Freshness:
                     grown |= self._objects(part, state)
                 state[call.func.value.id] = grown
             return state
-        if isinstance(stmt, gast.If):
-            return _join(self._run(stmt.body, state), self._run(stmt.orelse, state))
-        if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
-            return self._loop(stmt, state)
-        if isinstance(stmt, gast.Return):
-            if stmt.value is not None:
-                self._returned |= self._objects(stmt.value, state)
-            return None
-        if isinstance(stmt, (gast.Break, gast.Continue)) and self._loops:
-            breaks, continues = self._loops[-1]
-            (breaks if isinstance(stmt, gast.Break) else continues).append(state)
-            return None
-        if isinstance(stmt, (gast.Pass, gast.Assert, gast.Raise)):
-            return state if not isinstance(stmt, gast.Raise) else None
+        if isinstance(stmt, (gast.Pass, gast.Assert, gast.Break, gast.Continue)):
+            return state
         # Not modelled (a local def, with, try): what it binds may hold anything; writes in it are not proven.
         for n in gast.walk(stmt):
             if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -280,32 +339,36 @@ class Freshness:
                 state[n.name] = frozenset({UNKNOWN})
         return state
 
-    def _loop(self, stmt: gast.For | gast.While, state: State) -> State | None:
-        head: State | None = state
-        items = None
+    def _loop(self, stmt: gast.For | gast.While, cases: States) -> States | None:
+        head: States | None = cases
+        ranged = False
         if isinstance(stmt, gast.For):
             builtin = self.aliasing.static(stmt.iter.func) if isinstance(stmt.iter, gast.Call) else None
-            items = frozenset() if builtin is range else None
+            ranged = builtin is range
         holder = None
-        if isinstance(stmt, gast.For) and items is None:
+        if isinstance(stmt, gast.For) and not ranged:
             # Python evaluates the iterable once; what it holds stays reachable (its later items) for the
             # whole loop, as if a name read at every step held it.
             holder = f"the iterable of the loop at line {stmt.lineno}:{stmt.col_offset + 1}"  # no name has a space
-            head = dict(head)
-            head[holder] = self._objects(stmt.iter, head)
-            items = head[holder] | {UNKNOWN}
+            head = [{**state, holder: self._objects(stmt.iter, state)} for state in head]
         self._holders.append(holder)
         breaks: list = []
+        rounds = 0
         while True:
-            body_in = dict(head)
+            body_in = [dict(state) for state in head]
             if isinstance(stmt, gast.For):
-                self._bind(body_in, stmt.target, None, items | (body_in.get(holder, frozenset()) if holder else frozenset()))
+                for state in body_in:
+                    items = state[holder] | {UNKNOWN} if holder else frozenset()
+                    self._bind(state, stmt.target, None, items)
             self._loops.append((breaks, continues := []))
             out = self._run(stmt.body, body_in)
             self._loops.pop()
             for jump in continues:
                 out = _join(out, jump)
             new_head = _join(head, out)
+            rounds += 1
+            if rounds > 2 * CASES and new_head is not None:
+                new_head = [_merged(new_head)]  # (bounds the rounds: the union alone grows to its fixpoint)
             if _leq(new_head, head):
                 break
             head = new_head
@@ -314,7 +377,7 @@ class Freshness:
         for jump in breaks:
             after = _join(after, jump)
         if holder is not None and after is not None:
-            after.pop(holder, None)
+            after = [{k: v for k, v in state.items() if k != holder} for state in after]
         return after
 
 

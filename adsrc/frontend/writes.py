@@ -95,8 +95,10 @@ def write_aliases(node: gast.FunctionDef, where, parsed=None) -> set[str]:
     def visit(stmt: gast.stmt, live: set[str]) -> None:
         if getattr(_prim(stmt), "kind", None) == "write":
             base = stmt.targets[0].value.id
-            stale_views[id(stmt)] = sorted(v for v, bases in view_of.items() if base in bases and v in live
-                                           and (freshness is None or freshness.may_share(stmt, v)))
+            stale_views[id(stmt)] = sorted(
+                v for v, bases in view_of.items() if base in bases and v in live
+                and (freshness is None or (not freshness.holds_made(stmt) if v == base
+                                           else freshness.may_share(stmt, v))))
 
     liveness(node.body, set(), visit)
     for write in writes:

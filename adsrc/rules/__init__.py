@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (issue 13's NumPy families)
     factorizations, least_squares, statistics, signal, assembly, conversions,
 )
 from . import closures  # noqa: F401  (local functions used as values)
+from . import views  # noqa: F401  (writes through a view: the index into its array)
 from . import complex_numbers, eig, fft  # noqa: F401  (after the families: it marks their complex-correct rules)
 from . import spellings  # noqa: F401  (last: it copies the rules of the operators it spells otherwise)
 from ._util import unbroadcast  # noqa: F401  (for users writing their own rules)

@@ -1,0 +1,283 @@
+"""View writes: a write through a view of an array, run as the write into that array it is.
+
+Input: a parsed function, before the fence. Output: the same function, in
+place, where
+
+* ``v = y[s]``, the only binding of ``v``, with a basic index ``s`` (slices,
+  integers known to be ints, ``...``), keeps its index:
+  ``v_index = (slice(1, None, None),)`` then ``v = y[v_index]``;
+* a write through it, ``v[i] = e`` or ``v[i] op= e``, is the write into ``y``
+  it is (rules/views.py: ``k = written_through(y, v_index, i)`` then
+  ``y[k] = e``), and through a view of a view, down to the array it was taken
+  of: the fence then checks the write into that array as any other (made
+  here, or a parameter's where its writes are allowed);
+* after a write into ``y`` (through a view or not), the views of ``y`` are
+  taken again (``v = y[v_index]``), so that a read of ``v`` afterwards reads
+  the view of the array after the write, as Python's does, and the reverse
+  pass sees a view taken after the write instead of one read stale.
+
+Where the view and the array are not both unchanged names from the view's
+binding to the write (one is rebound in between, or the binding does not
+run on every path to the write), nothing is rewritten and the fence refuses
+the write as before. A view taken again after a write into its array must be
+one whatever ``y`` is: an index of slices only (``y[i]`` of a vector is a
+number, a copy that the write does not change). A view written through is
+one (the write raises, as Python's does, if it is not).
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+from dataclasses import dataclass, field
+
+import gast
+
+from ..ir.build import assign, call, const, name
+from ..ir.naming import Namer
+from ..rules.views import written_through
+from .parse import Parsed
+
+
+@dataclass(eq=False)
+class _View:
+    name: str
+    base: str
+    binding: gast.Assign
+    value: gast.Subscript  # y[s], in the binding
+    slices_only: bool  # taken again after any write into its base
+    index: str = ""  # the name its index is kept in, once used
+    retaken: list = field(default_factory=list)
+
+
+def lower_view_writes(parsed: Parsed) -> None:
+    """Rewrite ``parsed``'s writes through views of its arrays, in place (see the module's docstring)."""
+    node = parsed.node
+    stores: dict[str, int] = {}
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)):
+            stores[child.id] = stores.get(child.id, 0) + 1
+    if not any(isinstance(c, (gast.Assign, gast.AugAssign)) and _subscript_of_name(_target(c)) for c in gast.walk(node)):
+        return
+    places = _places(node.body)
+    ints = _int_names(node, stores)
+    views: dict[str, _View] = {}
+    for stmt in places:
+        for target, value in _pairs(stmt):
+            if isinstance(target, gast.Name) and _subscript_of_name(value) and stores.get(target.id) == 1 \
+                    and value.value.id != target.id:
+                parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+                if all(_basic(p, ints) for p in parts):
+                    views[target.id] = _View(target.id, value.value.id, stmt, value,
+                                             all(isinstance(p, gast.Slice) or _ellipsis(p) for p in parts))
+    if not views:
+        return
+    namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)})
+    helper = namer.fresh("written_through")
+    rewrites: dict[int, list[gast.stmt]] = {}
+    for stmt, (block, at, chain) in places.items():
+        target = _target(stmt)
+        if not _subscript_of_name(target):
+            continue
+        written, through = target.value.id, []
+        while written in views and _holds(views[written], stmt, places):
+            through.append(views[written])
+            written = views[written].base
+        again = [v for v in views.values() if v.base == written and _holds(v, stmt, places)
+                 and (v.slices_only or v in through)]
+        if not through and not again:
+            continue
+        out: list[gast.stmt] = []
+        index = copy.deepcopy(target.slice)
+        for view in through:
+            view.index = view.index or namer.fresh(f"{view.name}_index")
+            composed = namer.fresh(f"{written}_written")
+            out.append(assign(composed, call(helper, name(view.base), name(view.index), _as_expression(index)),
+                              like=stmt))
+            index = name(composed)
+        written_stmt = copy.copy(stmt)
+        new_target = gast.Subscript(value=name(written), slice=index, ctx=gast.Store())
+        if isinstance(stmt, gast.Assign):
+            written_stmt.targets = [gast.copy_location(new_target, target)]
+        else:
+            written_stmt.target = gast.copy_location(new_target, target)
+        out.append(written_stmt)
+        for view in _in_binding_order(_with_views_of(again + through, views, stmt, places), places):
+            view.index = view.index or namer.fresh(f"{view.name}_index")
+            out.append(assign(view.name, gast.Subscript(value=name(view.base), slice=name(view.index),
+                                                        ctx=gast.Load()), like=stmt))
+        rewrites[id(stmt)] = out
+    if not rewrites:
+        return
+    for view in views.values():
+        if view.index:
+            taken = view.value
+            rewrites.setdefault(id(view.binding), [view.binding])[:0] = [
+                assign(view.index, _as_expression(taken.slice), like=view.binding)]
+            taken.slice = name(view.index)  # (the binding, kept last, now reads the kept index)
+    parsed.closure[helper] = written_through
+    if stores.get("slice") or parsed.resolve("slice") is not builtins.slice:  # (a name of the program's own)
+        spelled = namer.fresh("slice")
+        parsed.closure[spelled] = builtins.slice
+        for stmts in rewrites.values():
+            for stmt in stmts:
+                for child in gast.walk(stmt):
+                    if isinstance(child, gast.Call) and getattr(child, "_adsrc_slice", False):
+                        child.func.id = spelled
+    _replace(node.body, rewrites)
+
+
+# -- what a statement is -------------------------------------------------------------------------------
+def _target(stmt: gast.stmt) -> gast.AST | None:
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+        return stmt.targets[0]
+    if isinstance(stmt, gast.AugAssign):
+        return stmt.target
+    return None
+
+
+def _pairs(stmt: gast.stmt) -> list[tuple[gast.AST, gast.AST]]:
+    """The (target, value) pairs an assignment binds one by one: ``v = e``, ``a, b = e1, e2``."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return []
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple, gast.List)) \
+            and len(target.elts) == len(value.elts) \
+            and not any(isinstance(e, gast.Starred) for e in target.elts + value.elts):
+        return list(zip(target.elts, value.elts))
+    return [(target, value)]
+
+
+def _subscript_of_name(node: gast.AST | None) -> bool:
+    return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+
+
+def _ellipsis(part: gast.AST) -> bool:
+    return isinstance(part, gast.Constant) and part.value is Ellipsis
+
+
+def _basic(part: gast.AST, ints: set[str]) -> bool:
+    """A part of an index known to keep indexing basic: a slice, ``...``, or an int."""
+    return isinstance(part, gast.Slice) or _ellipsis(part) or _surely_int(part, ints)
+
+
+def _surely_int(expr: gast.AST, ints: set[str]) -> bool:
+    if isinstance(expr, gast.Constant):
+        return type(expr.value) is int
+    if isinstance(expr, gast.Name):
+        return expr.id in ints
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd)):
+        return _surely_int(expr.operand, ints)
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)):
+        return _surely_int(expr.left, ints) and _surely_int(expr.right, ints)
+    return False
+
+
+def _int_names(node: gast.FunctionDef, stores: dict[str, int]) -> set[str]:
+    """Names bound only as the counter of ``for i in range(...)`` (the builtin), or of ``enumerate``'s."""
+    counted: dict[str, int] = {}
+    for child in gast.walk(node):
+        if isinstance(child, gast.For) and isinstance(child.iter, gast.Call) and isinstance(child.iter.func, gast.Name):
+            target, func = child.target, child.iter.func.id
+            if func == "range" and isinstance(target, gast.Name):
+                counted[target.id] = counted.get(target.id, 0) + 1
+            elif func == "enumerate" and isinstance(target, gast.Tuple) and isinstance(target.elts[0], gast.Name):
+                counted[target.elts[0].id] = counted.get(target.elts[0].id, 0) + 1
+    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    return {n for n, k in counted.items() if stores.get(n) == k and n not in params
+            and n not in ("range", "enumerate")}
+
+
+def _as_expression(index: gast.AST) -> gast.expr:
+    """An index as the value it is outside a subscript (``1:, 0`` is ``(slice(1, None, None), 0)``)."""
+    if isinstance(index, gast.Slice):
+        made = call("slice", *[copy.deepcopy(p) if p is not None else const(None)
+                               for p in (index.lower, index.upper, index.step)])
+        made._adsrc_slice = True  # (respelled where the program binds the name slice)
+        return made
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_as_expression(p) for p in index.elts], ctx=gast.Load())
+    return copy.deepcopy(index)
+
+
+# -- where a statement is ------------------------------------------------------------------------------
+def _places(body: list[gast.stmt]) -> dict:
+    """Every statement of the function's blocks (not of the functions in it): stmt -> (its block, its
+    position there, the chain of (block, position) from the body down to it)."""
+    found: dict = {}
+
+    def visit(block: list[gast.stmt], chain: tuple) -> None:
+        for at, stmt in enumerate(block):
+            here = chain + ((block, at),)
+            found[stmt] = (block, at, here)
+            for field_ in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field_, None)
+                if isinstance(inner, list) and not isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
+                    visit(inner, here)
+
+    visit(body, ())
+    return found
+
+
+def _holds(view: _View, stmt: gast.stmt, places: dict) -> bool:
+    """Whether at ``stmt`` the name ``view.name`` is the view its binding took of ``view.base``: the
+    binding runs on every path to ``stmt`` (it is in a block around it, before it), and neither name is
+    bound between them."""
+    block, at, _ = places[view.binding]
+    chain = places[stmt][2]
+    level = next((k for k, (b, _) in enumerate(chain) if b is block), None)
+    if level is None or chain[level][1] <= at:
+        return False
+    between = block[at + 1:chain[level][1]]
+    if block[chain[level][1]] is not stmt:
+        between = between + [block[chain[level][1]]]  # the loop or branch around stmt: all of it
+    watched = {view.name, view.base}
+    for child in (c for s in between for c in gast.walk(s)):
+        if isinstance(child, gast.Name) and not isinstance(child.ctx, gast.Load) and child.id in watched:
+            return False
+        if isinstance(child, (gast.Global, gast.Nonlocal)) and watched & set(child.names):
+            return False
+    return True
+
+
+def _with_views_of(views_: list[_View], views: dict[str, _View], stmt: gast.stmt, places: dict) -> list[_View]:
+    """``views_`` and the views of them taken again too (slices only, or written through)."""
+    out = list(views_)
+    changed = True
+    while changed:
+        changed = False
+        for view in views.values():
+            if view not in out and view.slices_only and any(v.name == view.base for v in out) \
+                    and _holds(view, stmt, places):
+                out.append(view)
+                changed = True
+    return out
+
+
+def _in_binding_order(views_: list[_View], places: dict) -> list[_View]:
+    """Views before the views taken of them."""
+    ordered: list[_View] = []
+    remaining = list(dict.fromkeys(views_, None))
+    while remaining:
+        for view in remaining:
+            if not any(other.name == view.base for other in remaining if other is not view):
+                ordered.append(view)
+                remaining.remove(view)
+                break
+        else:  # (a cycle cannot bind once each; keep what is left as it is)
+            ordered += remaining
+            break
+    return ordered
+
+
+def _replace(block: list[gast.stmt], rewrites: dict[int, list[gast.stmt]]) -> None:
+    out = []
+    for stmt in block:
+        for field_ in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field_, None)
+            if isinstance(inner, list) and not isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
+                _replace(inner, rewrites)
+        out.extend(rewrites.get(id(stmt), [stmt]))
+    block[:] = out
+
+
+__all__ = ["lower_view_writes"]

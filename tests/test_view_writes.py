@@ -1,0 +1,177 @@
+"""Writes through views (frontend/view_writes.py): ``v = y[1:]; v[0] = e`` writes ``y[1]``, as Python does.
+
+Each program is checked for Python's value bit for bit, inputs unchanged,
+gradients against central finite differences in lazy and eager mode
+(gradcheck.check), the JVP, and the Hessian against finite differences of
+the gradient. A write through a view that adsrc cannot follow (the view or
+its array rebound in between, an index that may be an array, an update
+``v op= e`` of a view) stays refused before anything runs, with the line.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adsrc
+from adsrc.errors import UnsupportedSyntax
+from gradcheck import check, numerical_grad
+from test_writes import test_writes_in_forward_mode_and_second_order as forward_and_second_order
+
+
+def into_a_slice_view(x):
+    y = np.zeros(len(x))
+    y[:] = x
+    v = y[1:]
+    v[0] = v[0] * x[0]
+    return np.sum(y * x) + np.sum(v)
+
+
+def rows_of_a_matrix(x):
+    K = np.outer(x, x) + 1.0
+    for i in range(len(x)):
+        row = K[i]
+        row[i] = row[i] * 2.0 + np.sin(x[i])
+        row[(i + 1) % len(x)] = row[i] * x[0]
+    return np.sum(K * K)
+
+
+def view_of_a_view(x):
+    y = x * 2.0
+    v = y[1:]
+    w = v[::2]
+    w[0] = w[-1] * x[0]
+    return np.sum(y * x) + np.sum(v ** 2) + np.sum(w)
+
+
+def read_a_view_after_a_write_into_its_array(x):
+    y = np.cos(x)
+    head = y[:2]
+    y[0] = x[1] * 3.0
+    return np.sum(head * x[:2]) + np.sum(y)
+
+
+def recurrence_through_two_views(x):
+    out = np.zeros(len(x) + 1)
+    prev, nxt = out[:-1], out[1:]
+    for t in range(len(x)):
+        nxt[t] = 0.5 * prev[t] + np.tanh(x[t])
+    return np.sum(out * out) + np.sum(prev * nxt)
+
+
+def column_updated_in_a_loop(x):
+    M = np.ones((len(x), 3)) * x[:, None]
+    col = M[:, 1]
+    for i in range(len(x)):
+        col[i] += x[i] ** 2
+    return np.sum(M ** 2)
+
+
+def fancy_index_through_a_view(x):
+    y = x ** 2
+    v = y[1:]
+    v[np.array([0, 2])] = x[:2] * 3.0
+    v[[1, 1]] = x[3]  # repeated positions: the last one wins, as in NumPy
+    return np.sum(y * x)
+
+
+def reversed_view_with_an_ellipsis(x):
+    M = np.outer(x, x[:3])
+    v = M[..., ::-1]
+    v[0, 1:] = x[1:3]
+    v[1:, -1] = np.exp(v[1:, 0])
+    return np.sum(M * np.arange(M.size).reshape(M.shape))
+
+
+PROGRAMS = [into_a_slice_view, rows_of_a_matrix, view_of_a_view, read_a_view_after_a_write_into_its_array,
+            recurrence_through_two_views, column_updated_in_a_loop, fancy_index_through_a_view,
+            reversed_view_with_an_ellipsis]
+X = np.array([0.3, 0.8, -0.4, 0.55])
+
+
+@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+def test_writes_through_views_run_as_python(f):
+    for eager in (False, True):
+        assert adsrc.value_and_grad(f, eager=eager)(X)[0] == f(X)  # bit for bit
+    check(f, X)
+
+
+@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+def test_writes_through_views_in_forward_mode_and_second_order(f):
+    forward_and_second_order(f)
+
+
+def test_the_generated_code_writes_into_the_array_the_view_was_taken_of():
+    source = adsrc.adjoint_source(into_a_slice_view)
+    assert "written_through(y, v_index, 0)" in source
+    assert "v = y[v_index]" in source
+
+
+def into_a_view_of_the_argument(p):
+    v = p[1:]
+    v[0] = v[0] * p[0]
+    return np.sum(p * p)
+
+
+def test_a_write_through_a_view_of_an_argument_changes_it_as_python_does():
+    x, plain = X.copy(), X.copy()
+    expected = into_a_view_of_the_argument(plain)
+    value, grad = adsrc.value_and_grad(into_a_view_of_the_argument)(x)
+    assert value == expected
+    np.testing.assert_array_equal(x, plain)  # the caller's array changed as the plain call changed it
+    # the gradient is with respect to the values at entry
+    np.testing.assert_allclose(grad, numerical_grad(lambda p: into_a_view_of_the_argument(p.copy()), (X,), 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+def scalar_of_a_vector(x):
+    y = x * 1.0
+    v = y[0]
+    v[0] = 1.0  # y[0] of a vector is a number: Python raises TypeError
+    return np.sum(y)
+
+
+def test_writing_into_a_number_raises_as_python_does():
+    with pytest.raises(TypeError):
+        scalar_of_a_vector(X)
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        adsrc.grad(scalar_of_a_vector)(X)
+
+
+def view_rebound_on_a_branch(x):
+    y = x * 1.0
+    v = y[1:]
+    if x[0] > 0:
+        v = y[2:]
+    v[0] = 5.0
+    return np.sum(y * x)
+
+
+def array_rebound_in_between(x):
+    y = x * 1.0
+    v = y[1:]
+    y = x * 2.0
+    v[0] = 5.0
+    return np.sum(y * x)
+
+
+def index_that_may_be_an_array(x, k):
+    y = x * 1.0
+    v = y[k]
+    v[0] = 5.0
+    return np.sum(y * x)
+
+
+def view_updated_in_place(x):
+    y = x * 1.0
+    v = y[1:]
+    v += x[:3]
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f, args", [
+    (view_rebound_on_a_branch, (X,)), (array_rebound_in_between, (X,)),
+    (index_that_may_be_an_array, (X, np.array([1, 2]))), (view_updated_in_place, (X,)),
+], ids=lambda c: getattr(c, "__name__", ""))
+def test_writes_through_views_adsrc_cannot_follow_are_refused(f, args):
+    with pytest.raises(UnsupportedSyntax, match=r"test_view_writes.py:\d+"):
+        adsrc.grad(f)(*args)
