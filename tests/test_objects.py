@@ -295,6 +295,31 @@ def test_structures_built_inside_the_function(eager):
     close(d, expected)
 
 
+class Keyed(dict):
+    """A dict that reads its keys as attributes, as SciPy's OptimizeResult and OdeResult do."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def keyed_loss(p, x):
+    return np.sum(np.tanh(x @ p.W + p["b"]) ** 2) + np.sum(p.W[0])
+
+
+@MODES
+def test_a_dict_read_by_attribute_is_a_dict(eager):
+    p = Keyed(W=rng.normal(size=(3, 2)), b=rng.normal(size=2))
+    g = adsrc.grad(keyed_loss, eager=eager)(p, X)
+    assert isinstance(g, dict) and set(g) == {"W", "b"}
+    close(g["W"], fd(lambda W: keyed_loss(Keyed(W=W, b=p.b), X), p.W))
+    close(g["b"], fd(lambda b: keyed_loss(Keyed(W=p.W, b=b), X), p.b))
+    value, tangent = adsrc.jvp(keyed_loss, (p, X), ({"W": np.zeros((3, 2)), "b": np.ones(2)}, np.zeros_like(X)))
+    close(tangent, np.sum(g["b"]))
+
+
 class Affine:
     __slots__ = ("weights", "bias")
 

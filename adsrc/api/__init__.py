@@ -13,6 +13,7 @@ from .gradients import Differentiated, adjoint_source, differentiate, grad, valu
 from .higher import hessian, hvp, jacobian
 from . import nested_jvp  # noqa: F401  (the rule of jvp called inside a differentiated function)
 from . import ode  # noqa: F401  (scipy.integrate.odeint's rule, registered once SciPy's integrate is imported)
+from . import ode_ivp  # noqa: F401  (scipy.integrate.solve_ivp's, likewise)
 from .ravel import ravel_pytree
 from .trees import TreeStructure, tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 

@@ -8,6 +8,8 @@ module adds the user's structures, as JAX has them:
 * a **dataclass** (frozen or not) and any **plain object** (a model whose
   parameters live on ``self``) are read by attribute: the cotangent of an
   object is a dict of the cotangents of the attributes the function read;
+* a **dict read by attribute** (SciPy's ``OdeResult``, ``OptimizeResult``:
+  ``sol.y`` is ``sol["y"]``) is a dict: its cotangent is a dict by key;
 * a class registered with :func:`register_pytree` is flattened into its
   children by the user's function, and rebuilt by the other.
 
@@ -128,9 +130,21 @@ def tree_leaves(tree: Any) -> list[Any]:
     return [tree]
 
 
+def is_keyed_attribute(obj: Any, name: str) -> bool:
+    """Whether ``obj.name`` is ``obj[name]``: a dict subclass that reads its keys as attributes (SciPy's
+    ``OdeResult`` and ``OptimizeResult``), whose cotangent is then a dict by key."""
+    if not isinstance(obj, dict) or type(obj) is dict or not isinstance(name, str) or name not in obj:
+        return False
+    try:
+        return getattr(obj, name) is obj[name]
+    except Exception:  # an attribute that raises: not a key read
+        return False
+
+
 def _attribute_kind(obj: Any, name: str) -> str:
     """What ``obj.name`` is to a derivative: ``"method"`` (bound to ``obj``: its derivative is the
-    object's), ``"part"`` (a part of the structure that holds floats) or ``"constant"``.
+    object's), ``"part"`` (a part of the structure that holds floats), ``"key"`` (a dict's item read
+    as an attribute) or ``"constant"``.
 
     A float-holding attribute of a value that is not a structure (``getattr(x, "T")`` of an array) is
     refused: only an array attribute with a rule of its own (``x.T``) has a gradient."""
@@ -150,6 +164,8 @@ def _attribute_kind(obj: Any, name: str) -> str:
                         f"(self.layer.forward(x)), or pass the values as arguments")
     if not holds_floats(value):
         return "constant"
+    if is_keyed_attribute(obj, name):
+        return "key"
     if not (is_namedtuple(obj) or is_object(obj)):
         raise TypeError(f"adsrc differentiates getattr(obj, {name!r}) for attributes of objects, dataclasses and "
                         f"NamedTuples, not of a {type(obj).__name__}; write obj.{name} where adsrc has a rule "
@@ -177,7 +193,7 @@ def attribute_cotangent(g: Any, obj: Any, name: str) -> Any:
     if g is zero:
         return zero
     kind = _attribute_kind(obj, name)
-    if kind != "part":
+    if kind not in ("part", "key"):
         return g if kind == "method" else zero
     if is_namedtuple(obj):
         parts = [zero] * len(obj)
@@ -191,7 +207,7 @@ def attribute_tangent(t: Any, obj: Any, name: str) -> Any:
     if t is zero or t is None:
         return zero
     kind = _attribute_kind(obj, name)
-    if kind != "part":
+    if kind not in ("part", "key"):
         return t if kind == "method" else zero
     if is_namedtuple(obj) and isinstance(t, tuple):
         return t[type(obj)._fields.index(name)]
