@@ -228,12 +228,13 @@ def while_else(x):
 
 def subscript_assignment(x):
     ran("subscript_assignment")
-    y = x[1:]
-    y[0] = np.sum(x)  # expect: UnsupportedSyntax: assignment to a subscript
+    y = x.reshape(3, 1)  # a view made by a method: adsrc cannot follow the write into x
+    y[0, 0] = np.sum(x)  # expect: UnsupportedSyntax: assignment to a subscript
     return np.sum(y)
 
 
-# x[0] += 1.0 into an argument runs as Python's (its caller's array changes): tests/test_writes_fresh.py
+# x[0] += 1.0 into an argument runs as Python's (its caller's array changes): tests/test_writes_fresh.py;
+# so does y = x[1:]; y[0] = e, a write through a sliced view: tests/test_view_writes.py
 
 
 def subscript_assignment_through_alias(x):
