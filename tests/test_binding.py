@@ -253,6 +253,20 @@ def test_a_local_function_defined_twice_or_called_before_its_definition_is_refus
     refused(called_before_definition, (1.5,), "a = h(x)", "before its definition")
 
 
+def two_local_functions_one_calling_the_other(x):
+    def twice(y):
+        return y * 2.0
+
+    def then_one_more(y):
+        return twice(y) + 1.0
+    return np.sum(then_one_more(x) * x)
+
+
+def test_a_local_function_calling_one_defined_before_it_is_accepted():
+    # Its position was counted before the definitions were taken out: the call was refused as too early.
+    check(two_local_functions_one_calling_the_other, np.array([0.5, -1.0, 2.0]))
+
+
 # -- 3. generated code never calls a builtin by a name the function binds ------------------
 def params_named_like_builtins(x, ys, range, len, min, max, float, list, tuple, np):
     s = 0.0

@@ -75,14 +75,16 @@ class Inliner:
                           "give each definition its own name")
             self.local[fn.name] = fn
             rest.extend(self.bind_defaults(fn, stmt))
-            defined_at[fn.name] = len(rest)
             slots[fn.name] = (gast.copy_location(assign(fn.name, const(None)), stmt), lineno, label)
             rest.append(slots[fn.name][0])
         valued = self._used_as_values(rest)
         for fname, (slot, lineno, label) in slots.items():
             if fname in valued:
                 slot.value = self.closures.make(self.local[fname], lineno, label, rest, rest.index(slot), slot)
-        rest = [s for s in rest if not any(s is slot and fname not in valued for fname, (slot, _, _) in slots.items())]
+        dropped = {id(slot) for fname, (slot, _, _) in slots.items() if fname not in valued}
+        for fname, (slot, _, _) in slots.items():  # where it is defined, counted in what is kept
+            defined_at[fname] = sum(1 for s in rest[:rest.index(slot)] if id(s) not in dropped)
+        rest = [s for s in rest if id(s) not in dropped]
         made = {id(slot) for slot, _, _ in slots.values()}
         for position, stmt in enumerate(rest):
             if id(stmt) not in made:
