@@ -165,3 +165,18 @@ def test_an_error_in_a_copied_helper_names_its_line():
         adsrc.grad(calls_picky)(np.ones(3))
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "test_module_functions.py" in notes, notes
+
+
+def tripled(z):
+    return z * 3.0
+
+
+def with_a_registered_helper(x):
+    return np.sum(np.sin(x) + tripled(x))
+
+
+def test_a_helper_registered_as_nondifferentiable_keeps_its_registration():
+    adsrc.register_nondifferentiable(tripled)
+    x = np.array([0.3, -0.2])
+    np.testing.assert_allclose(adsrc.grad(with_a_registered_helper)(x), np.cos(x), rtol=1e-14)
+    np.testing.assert_allclose(adsrc.grad(with_a_registered_helper, eager=True)(x), np.cos(x), rtol=1e-14)

@@ -137,7 +137,8 @@ def _copyable(func, parsed: Parsed, chain: tuple) -> bool:
                                 | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR) or func.__name__ == "<lambda>":
         return False
     try:
-        return registry.lookup(func) is None  # a rule registered for it is what differentiates it
+        # a rule registered for it (or its registration as nondifferentiable) is what differentiates it
+        return registry.lookup(func) is None and not registry.is_nondifferentiable(func)
     except TypeError:
         return False
 
