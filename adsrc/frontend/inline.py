@@ -82,8 +82,12 @@ class Inliner:
             if fname in valued:
                 slot.value = self.closures.make(self.local[fname], lineno, label, rest, rest.index(slot), slot)
         dropped = {id(slot) for fname, (slot, _, _) in slots.items() if fname not in valued}
-        for fname, (slot, _, _) in slots.items():  # where it is defined, counted in what is kept
-            defined_at[fname] = sum(1 for s in rest[:rest.index(slot)] if id(s) not in dropped)
+        slot_of = {id(slot): fname for fname, (slot, _, _) in slots.items()}
+        kept = 0
+        for stmt in rest:  # where each is defined, counted in what is kept
+            if id(stmt) in slot_of:
+                defined_at[slot_of[id(stmt)]] = kept
+            kept += id(stmt) not in dropped
         rest = [s for s in rest if id(s) not in dropped]
         made = {id(slot) for slot, _, _ in slots.values()}
         for position, stmt in enumerate(rest):
