@@ -89,9 +89,8 @@ class Inliner:
                 defined_at[slot_of[id(stmt)]] = kept
             kept += id(stmt) not in dropped
         rest = [s for s in rest if id(s) not in dropped]
-        made = {id(slot) for slot, _, _ in slots.values()}
         for position, stmt in enumerate(rest):
-            if id(stmt) not in made:
+            if id(stmt) not in slot_of:
                 _LambdaMaker(self.closures, rest, position).visit(stmt)
         self._check_defined_before_use(rest, defined_at)
         called = {c.func.id for node in rest + list(self.local.values()) for c in self._calls(node)}
@@ -106,7 +105,7 @@ class Inliner:
                 self.fail(fn, f"the local function {name} with *args, **kwargs or keyword-only parameters")
         for stmt in rest:
             for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and node.id in self.local and id(stmt) not in made:
+                if isinstance(node, gast.Name) and node.id in self.local and id(stmt) not in slot_of:
                     if isinstance(node.ctx, gast.Store):
                         self.fail(node, f"rebinding the local function {node.id}")
         return rest
