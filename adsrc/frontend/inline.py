@@ -57,7 +57,6 @@ class Inliner:
         its default values (evaluated there, as Python does) in its place, and, if it is used as a
         value, the assignment that makes its closure (closures.py)."""
         rest = []
-        defined_at: dict[str, int] = {}
         slots: dict[str, tuple[gast.Assign, int, str]] = {}
         for stmt in body:
             fn, lineno, label = None, getattr(stmt, "lineno", 0), "local function"
@@ -75,14 +74,24 @@ class Inliner:
                           "give each definition its own name")
             self.local[fn.name] = fn
             rest.extend(self.bind_defaults(fn, stmt))
-            defined_at[fn.name] = len(rest)
             slots[fn.name] = (gast.copy_location(assign(fn.name, const(None)), stmt), lineno, label)
             rest.append(slots[fn.name][0])
         valued = self._used_as_values(rest)
         for fname, (slot, lineno, label) in slots.items():
             if fname in valued:
                 slot.value = self.closures.make(self.local[fname], lineno, label, rest, rest.index(slot), slot)
-        rest = [s for s in rest if not any(s is slot and fname not in valued for fname, (slot, _, _) in slots.items())]
+        # a slot of a function only called goes; defined_at counts the statements kept before it
+        slot_of = {id(slot): fname for fname, (slot, _, _) in slots.items()}
+        kept: list[gast.stmt] = []
+        defined_at: dict[str, int] = {}
+        for stmt in rest:
+            fname = slot_of.get(id(stmt))
+            if fname is not None:
+                defined_at[fname] = len(kept)
+                if fname not in valued:
+                    continue
+            kept.append(stmt)
+        rest = kept
         made = {id(slot) for slot, _, _ in slots.values()}
         for position, stmt in enumerate(rest):
             if id(stmt) not in made:
