@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 SLOW_MODULES = frozenset({"test_properties.py", "test_fuzz.py", "test_differential.py", "test_random_objects.py",
                           "test_dask.py", "test_issue13_listed.py", "test_cli.py", "test_benchmarks_quick.py",
                           "test_dots.py", "test_example_scripts.py", "test_examples.py", "test_random_nested.py",
-                          "test_random_aliases.py", "test_others_corpus_jax.py"})
+                          "test_random_aliases.py", "test_others_corpus_jax.py", "test_random_constructs.py"})
 
 
 def pytest_itemcollected(item):

@@ -46,6 +46,7 @@ from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import pulled_back
 from ..values import TangentTuple, is_zero, part, to_tangent, unthunk, zero
 from .arguments import bind, label, star_position, where
+from .blocks import zeros_like_leaf
 from .derivative import MAX_ORDER
 from .forward import _float_like, jvp
 
@@ -70,6 +71,18 @@ def _lifted(func: Callable, primals: tuple) -> tuple[Callable, tuple, int, int]:
         return lift(func), tuple(captured) + tuple(bind(func, primals, {})), len(captured), len(captured)
     # a bound method's object (a partial's arguments) come first, fixed
     return func, tuple(bind(func, primals, {})), len(bound_parts(func)[1]), 0
+
+
+def _zeros_as(tree: Any) -> Any:
+    """A cotangent shaped like ``tree`` with zero arrays and numbers where it has values. The seed's aux part
+    when ``c_aux`` rides on it as its tangent: on the symbolic zero, the forward sweep would drop that tangent."""
+    if is_zero(tree):
+        return zero
+    if isinstance(tree, dict):
+        return type(tree)({key: _zeros_as(value) for key, value in tree.items()})
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_zeros_as(value) for value in tree)
+    return zeros_like_leaf(tree)
 
 
 @computed_once  # the rule asks once per differentiated argument: one sweep serves them all
@@ -101,7 +114,7 @@ def _cotangents(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tupl
                 moved[offset + i] = d
         with ownership():
             transposed, along = call(pulled_back, (zero, zero if is_zero(c_y) and is_zero(c_aux) else of_value, *moved),
-                                     {}, adjoint, seeded(to_tangent(c_t)), *values)
+                                     {}, adjoint, seeded(to_tangent(c_t), _zeros_as(to_tangent(c_aux))), *values)
 
     def at(grads: Any, i: int) -> Any:
         return zero if is_zero(grads) or i not in position else unthunk(part(grads, position[i]))

@@ -53,8 +53,10 @@ def lower_view_writes(parsed: Parsed) -> None:
     """Rewrite ``parsed``'s writes through views of its arrays, in place (see the module's docstring)."""
     node = parsed.node
     stores: dict[str, int] = {}
+    # a comprehension's targets are its own names (Python 3 scopes them): they rebind nothing here
+    own = {id(n) for c in gast.walk(node) if isinstance(c, gast.comprehension) for n in gast.walk(c.target)}
     for child in gast.walk(node):
-        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)) and id(child) not in own:
             stores[child.id] = stores.get(child.id, 0) + 1
     if not any(isinstance(c, (gast.Assign, gast.AugAssign)) and _subscript_of_name(_target(c)) for c in gast.walk(node)):
         return
