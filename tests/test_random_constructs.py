@@ -197,7 +197,7 @@ def test_once_broken_construct(func):
 
 
 # -- constructs adsrc refuses though it need not (strict: a fix makes these pass, then move them to FIXED_BUGS) -------
-def swap_after_four_loops(x, a):  # frontend/freshness.py: each loop doubles the cases; past CASES (8) they merge
+def swap_after_four_loops(x, a):  # freshness.py: each loop doubled the cases (t); past CASES (8) all merged, now by u, b
     t = 0.0
     for w in [x[0:2], x[1:3]]:
         t = t + np.sum(w)
@@ -237,7 +237,8 @@ def doubled(v):
         yield p * 2.0
 
 
-KNOWN_REFUSALS = [swap_after_four_loops, rotation_after_two_loops, nested_generator]
+KNOWN_REFUSALS = [nested_generator]
+FIXED_BUGS += [swap_after_four_loops, rotation_after_two_loops]
 
 
 @pytest.mark.xfail(raises=adsrc.AdsrcError, strict=True)

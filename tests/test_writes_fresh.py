@@ -123,6 +123,42 @@ def swapped_then_one_made_the_other(x):
     return np.sum(a * b)
 
 
+def swapped_after_many_branches(x):  # each if doubles the cases of what s holds: 16 before the buffers
+    s = 0.0
+    if x[0] > 0.4:
+        s = s + np.cos(x[0])
+    if x[1] > 0.4:
+        s = s + np.cos(x[1])
+    if x[2] > 0.4:
+        s = s * x[2]
+    if x[0] > 0.6:
+        s = s - x[1]
+    a, b = x.copy(), np.zeros_like(x)
+    for i in range(3):
+        b[1:] = a[:-1] * s + x[1:]
+        a, b = b, a
+    return np.sum(a * x) + np.sum(b) + s
+
+
+def aliased_after_many_branches(x):
+    s = 0.0
+    for v in [x[0:2], x[1:3]]:
+        s = s + np.sum(v)
+    for v in [x[0:2], x[1:3]]:
+        s = s + np.sum(v)
+    for v in [x[0:2], x[1:3]]:
+        s = s + np.sum(v)
+    for v in [x[0:2], x[1:3]]:
+        s = s + np.sum(v)
+    a, b = np.zeros(3), np.zeros(3)
+    for i in range(3):
+        a[i] = x[i] * s
+        a, b = b, a
+        if s > 100.0:
+            b = a  # on this path both names hold one array
+    return np.sum(a * b)
+
+
 RNG = np.random.default_rng(3)
 CASES = [
     (heat, (RNG.random(9), 0.3), (0, 1)),
@@ -137,6 +173,7 @@ CASES = [
     (three_buffers_rotated, (RNG.random(5),), 0),
     (swapped_on_a_branch, (RNG.random(3),), 0),
     (swapped_in_a_while_loop, (RNG.random(4),), 0),
+    (swapped_after_many_branches, (RNG.random(3),), 0),
 ]
 
 
@@ -183,6 +220,7 @@ def rebound_to_the_argument_in_the_loop(u):
     (held_by_a_list_read_after, (np.ones(3),), r"another name that may hold the same array \(parts\)"),
     (rebound_to_the_argument_in_the_loop, (np.ones(4),), r"another name that may hold the same array \(u\)"),
     (swapped_then_one_made_the_other, (np.ones(3),), r"another name that may hold the same array \(b\)"),
+    (aliased_after_many_branches, (np.ones(3),), r"another name that may hold the same array \(b\)"),
 ], ids=lambda c: getattr(c, "__name__", ""))
 def test_writes_the_analysis_cannot_prove_are_refused_before_running(f, args, message):
     before = [np.array(a) for a in args]

@@ -32,10 +32,15 @@ sensitive: a point is reached in one or more *cases*, each its own map of
 what the names hold, so that names swapped after a write (``a, b = b, a``,
 double buffers, three rotated) are seen to hold different arrays in every
 case, where the union of the cases would have both hold both. Branches
-join by keeping the cases of each (less those another case covers); past
-:data:`CASES` cases, or after too many rounds of a loop, the cases merge
-into one, their union. Loops run to a fixpoint; a statement the analysis
-does not model makes the names it binds hold :data:`UNKNOWN`.
+join by keeping the cases of each (less those another case covers). After
+each statement a case forgets the names no later statement reads (a loop's
+target after its loop), so that cases differing only there become one.
+Past :data:`CASES` cases, or after too many rounds of a loop, the cases
+that agree on what the written names (``y`` of ``y[i] = v``) hold merge
+into their union, so that a number summed on many paths before a double
+buffer does not blur the buffers; past :data:`CASES` of those, all merge.
+Loops run to a fixpoint; a statement the analysis does not model makes the
+names it binds hold :data:`UNKNOWN`.
 """
 from __future__ import annotations
 
@@ -61,9 +66,10 @@ def _below(a: State, b: State) -> bool:
     return all(v <= b.get(k, frozenset()) for k, v in a.items())
 
 
-def _join(a: States | None, b: States | None) -> States | None:
+def _join(a: States | None, b: States | None, keys: frozenset = frozenset()) -> States | None:
     """The states of either path: their cases, less those another case covers; past :data:`CASES`
-    cases, one case holding everything either holds (the union of all)."""
+    cases, the cases that agree on what the names of ``keys`` hold merge into one (their union), and
+    past :data:`CASES` of those, all do."""
     if a is None:
         return None if b is None else list(b)
     if b is None:
@@ -73,7 +79,17 @@ def _join(a: States | None, b: States | None) -> States | None:
         if any(_below(case, kept) for kept in cases):
             continue
         cases = [kept for kept in cases if not _below(kept, case)] + [case]
-    return [_merged(cases)] if len(cases) > CASES else cases
+    return _merged_by(cases, keys) if len(cases) > CASES else cases
+
+
+def _merged_by(cases: States, keys: frozenset) -> States:
+    """The cases merged where they agree on the names of ``keys``; one case if that leaves too many.
+    (Any union is sound, a name then may hold what it held in any of the merged cases: keeping apart
+    what the written names hold keeps what the writes are decided by.)"""
+    groups: dict[tuple, States] = {}
+    for case in cases:
+        groups.setdefault(tuple(sorted((k, case[k]) for k in keys if k in case)), []).append(case)
+    return [_merged(cases)] if len(groups) > CASES else [_merged(group) for group in groups.values()]
 
 
 def _merged(cases: States) -> State:
@@ -117,8 +133,14 @@ class Freshness:
         self._returned: frozenset = frozenset()  # what the function's return statements may give
         self._holders: list[str | None] = []  # the hidden holders of the iterables of the loops around a statement
         self._around: dict[int, set[str]] = {}  # id(write statement) -> the holders live at it
+        # the names written into (y of y[i] = v): where cases must merge, those that agree on these do
+        self._keys = frozenset(name for stmt in _all_statements(node.body) if (name := _written_name(stmt)))
+        self._after: dict[int, set[str]] = {}  # id(statement) -> the names read after it (before rebinding)
+        liveness(node.body, set(), self._note_after)
         self._run(node.body, [start])
-        liveness(node.body, set(), self._note_live)
+        for key in self._before:
+            if key in self._after:
+                self._live[key] = self._after[key] | self._around[key]
 
     # -- the question ---------------------------------------------------------------------------
     def writable(self, stmt: gast.stmt) -> bool:
@@ -195,9 +217,21 @@ class Freshness:
     def _writable_object(self, obj: tuple) -> bool:
         return obj[0] == "site" or (self.params and obj[0] == "param")
 
-    def _note_live(self, stmt: gast.stmt, live: set[str]) -> None:
-        if id(stmt) in self._before:
-            self._live[id(stmt)] = self._live.get(id(stmt), set()) | live | self._around[id(stmt)]
+    def _joined(self, a: States | None, b: States | None) -> States | None:
+        return _join(a, b, self._keys)
+
+    def _note_after(self, stmt: gast.stmt, live: set[str]) -> None:
+        self._after[id(stmt)] = self._after.get(id(stmt), set()) | live
+
+    def _kept(self, stmt: gast.stmt, cases: States | None) -> States | None:
+        """The cases after ``stmt`` told only by the names still read after it (and the names nested
+        scopes read, and the loops' hidden holders): a name no later statement reads (a loop's target after
+        the loop) would otherwise keep apart cases that agree on all that matters, doubling them per loop."""
+        live = self._after.get(id(stmt))
+        if cases is None or live is None:
+            return cases
+        keep = live | self._nested
+        return self._joined([{k: v for k, v in state.items() if k in keep or " " in k} for state in cases], [])
 
     # -- what an expression may evaluate to ---------------------------------------------------------
     def _objects(self, value: gast.AST, state: State) -> frozenset:
@@ -264,14 +298,14 @@ class Freshness:
         for stmt in stmts:
             if cases is None:
                 return None
-            cases = self._statement(stmt, cases)
+            cases = self._kept(stmt, self._statement(stmt, cases))
         return cases
 
     def _statement(self, stmt: gast.stmt, cases: States) -> States | None:
         if _written_name(stmt) is not None:
             self._statements[id(_write_target(stmt))] = stmt
             self._around[id(stmt)] = {h for h in self._holders if h is not None}
-            self._before[id(stmt)] = _join(self._before.get(id(stmt)), cases)
+            self._before[id(stmt)] = self._joined(self._before.get(id(stmt)), cases)
         walruses = [n for n in _own_nodes(stmt) if isinstance(n, gast.NamedExpr)]
         if walruses:
             cases = [dict(state) for state in cases]
@@ -279,7 +313,7 @@ class Freshness:
                 for walrus in walruses:
                     state[walrus.target.id] = frozenset().union(*state.values()) | {UNKNOWN}  # may be anything
         if isinstance(stmt, gast.If):
-            return _join(self._run(stmt.body, cases), self._run(stmt.orelse, cases))
+            return self._joined(self._run(stmt.body, cases), self._run(stmt.orelse, cases))
         if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
             return self._loop(stmt, cases)
         if isinstance(stmt, gast.Return):
@@ -293,7 +327,7 @@ class Freshness:
             return None
         if isinstance(stmt, gast.Raise):
             return None
-        return _join([self._simple(stmt, dict(state)) for state in cases], [])
+        return self._joined([self._simple(stmt, dict(state)) for state in cases], [])
 
     def _simple(self, stmt: gast.stmt, state: State) -> State:
         """What the names hold after a statement with no statements in it (or one not modelled), in one case."""
@@ -364,18 +398,18 @@ class Freshness:
             out = self._run(stmt.body, body_in)
             self._loops.pop()
             for jump in continues:
-                out = _join(out, jump)
-            new_head = _join(head, out)
+                out = self._joined(out, jump)
+            new_head = self._joined(head, out)
             rounds += 1
             if rounds > 2 * CASES and new_head is not None:
-                new_head = [_merged(new_head)]  # (bounds the rounds: the union alone grows to its fixpoint)
+                new_head = _merged_by(new_head, self._keys if rounds <= 3 * CASES else frozenset())  # (bounds the rounds)
             if _leq(new_head, head):
                 break
             head = new_head
         self._holders.pop()
         after = head
         for jump in breaks:
-            after = _join(after, jump)
+            after = self._joined(after, jump)
         if holder is not None and after is not None:
             after = [{k: v for k, v in state.items() if k != holder} for state in after]
         return after
@@ -423,3 +457,14 @@ def _nested_scopes(node: gast.FunctionDef):
     for n in gast.walk(node):
         if n is not node and isinstance(n, (gast.FunctionDef, gast.Lambda)):
             yield n
+
+
+def _all_statements(stmts: list[gast.stmt]):
+    """The statements of a body and of the statements in it (not of functions defined in it)."""
+    for stmt in stmts:
+        yield stmt
+        if not isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _all_statements(getattr(stmt, field, None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                yield from _all_statements(handler.body)
