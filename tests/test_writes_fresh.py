@@ -141,15 +141,12 @@ def swapped_after_many_branches(x):  # each if doubles the cases of what s holds
 
 
 def aliased_after_many_branches(x):
-    s = 0.0
+    s = np.sum(x)
+    for j in range(3):
+        if x[j] > 0.4:
+            s = s + x[j] if x[j] > 0.9 else s - 1.0
     for v in [x[0:2], x[1:3]]:
-        s = s + np.sum(v)
-    for v in [x[0:2], x[1:3]]:
-        s = s + np.sum(v)
-    for v in [x[0:2], x[1:3]]:
-        s = s + np.sum(v)
-    for v in [x[0:2], x[1:3]]:
-        s = s + np.sum(v)
+        s = s * np.sum(v)
     a, b = np.zeros(3), np.zeros(3)
     for i in range(3):
         a[i] = x[i] * s
