@@ -155,9 +155,26 @@ def reduce_without_initial(ws, x):
     return np.sum(functools.reduce(lambda a, b: a * b, ws)) * np.sum(x)
 
 
-def test_reduce_over_a_lambda_without_an_initial_value_is_refused():
-    with pytest.raises(AdsrcError, match="reduce"):
-        adsrc.grad(reduce_without_initial)(RNG.standard_normal((3, 2)), X)
+def reduce_without_initial_over_a_list(ws, x):
+    rows = [np.sin(x[0]) * w for w in ws]
+    return np.sum(functools.reduce(layer, [x] + rows))
+
+
+@pytest.mark.parametrize("f", [reduce_without_initial, reduce_without_initial_over_a_list])
+def test_reduce_without_an_initial_value_starts_from_the_first_item(f):
+    check(f, RNG.standard_normal((3, 2, 2)) * 0.8, X, wrt=(0, 1))
+
+
+def reduce_of_nothing(ws, x):
+    return functools.reduce(lambda a, b: a + b, ws[:0]) + np.sum(x)
+
+
+def test_reduce_of_an_empty_iterable_raises_pythons_type_error():
+    with pytest.raises(TypeError, match="reduce\\(\\) of empty iterable with no initial value"):
+        reduce_of_nothing(RNG.standard_normal((3, 2)), X)
+    for eager in (False, True):
+        with pytest.raises(TypeError, match="reduce\\(\\) of empty iterable with no initial value"):
+            adsrc.grad(reduce_of_nothing, wrt=1, eager=eager)(RNG.standard_normal((3, 2)), X)
 
 
 # ---- functools.partial ---------------------------------------------------------------------------------
