@@ -197,7 +197,13 @@ def partial_of_local_function(w, x):
     return total
 
 
-@pytest.mark.parametrize("f", [partial_of_module_function, partial_of_local_function])
+def partial_of_a_lambda(w, x):
+    wave = lambda z, c, p=1.0: np.sin(z * p) * c  # noqa: E731
+    g = functools.partial(wave, c=w[0])
+    return np.sum(g(x)) + np.sum(g(x, p=w[1]))
+
+
+@pytest.mark.parametrize("f", [partial_of_module_function, partial_of_local_function, partial_of_a_lambda])
 def test_a_partial_only_called_is_the_call_it_makes(f):
     check(f, W, X, wrt=(0, 1))
 

@@ -7,7 +7,8 @@ once, by that assignment, and only ever called, the assignment becomes
 assignments of the argument values to fresh names, in Python's order, and
 each call the call of ``g`` with them: a call adsrc inlines (a local function)
 or differentiates (a user function), so the gradient flows into the bound
-values too. ``g`` must be a local function or a name or dotted name outside
+values too. ``g`` must be a local function (a ``def``, or a name bound once
+to a lambda) or a name or dotted name outside
 the function (so that naming it again at the call names the same function).
 Any other partial is left as written, and refused if a gradient reaches it.
 """
@@ -39,6 +40,9 @@ def rewrite_partials(parsed: Parsed, namer: Namer, node: gast.FunctionDef, local
         if isinstance(n, gast.Name):
             (loads if isinstance(n.ctx, gast.Load) else stores).setdefault(n.id, []).append(n)
     local_functions = {n.name for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n is not node}
+    local_functions |= {n.targets[0].id for n in gast.walk(node)  # a name bound once, to a lambda
+                        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                        and isinstance(n.value, gast.Lambda) and len(stores.get(n.targets[0].id, [])) == 1}
     callees = {id(c.func): c for c in gast.walk(node) if isinstance(c, gast.Call)}
     for holder in [n for n in gast.walk(node) if hasattr(n, "body") and isinstance(n.body, list)]:
         for field in ("body", "orelse"):
