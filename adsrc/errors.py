@@ -125,10 +125,22 @@ def _lambdas_at(where: str) -> list[str]:
 
 # Builtins that make iterators: differentiated where a loop or comprehension consumes them.
 _ITERATORS = frozenset({"zip", "enumerate", "reversed", "map", "filter", "iter"})
+# functools' callables the front end writes out as the calls or loops they make, in the forms it names
+_WRITTEN_OUT = {
+    "partial": "a partial is differentiated where it is bound once to a name and only called "
+               "(`g = functools.partial(f, a, k=v)`, then `g(x)`: frontend/partials.py); one passed on, kept "
+               "in a container or bound twice is an object: call f itself, or pass `lambda x: f(a, x, k=v)`",
+    "reduce": "functools.reduce(f, xs[, initial]) is differentiated as the loop it runs where f is a "
+              "two-parameter lambda, a local function or a function of yours (frontend/folds.py); "
+              "otherwise write the loop `value = initial; for item in xs: value = f(value, item)`",
+}
 
 
 def _no_rule_remedy(name: str) -> str:
     """What a user can do about a call of ``name`` (the source of the called expression) with no rule."""
+    module, _, last = name.rpartition(".")
+    if module in ("", "functools") and last in _WRITTEN_OUT:
+        return _WRITTEN_OUT[last]
     if name in _ITERATORS:
         return (f"{name}(...) is differentiated where a for loop or a comprehension consumes it "
                 f"(`for a, b in zip(xs, ys)`, `[v for v in reversed(xs)]`, `list({name}(...))`), "
