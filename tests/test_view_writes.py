@@ -82,9 +82,36 @@ def reversed_view_with_an_ellipsis(x):
     return np.sum(M * np.arange(M.size).reshape(M.shape))
 
 
+# -- a write into an index of an index: y[i][j] = e is y[i, j] = e where y[i] is a view ----------------
+def matrix_filled_item_by_item(x):
+    M = np.zeros((4, 3))
+    for i in range(4):
+        for j in range(3):
+            M[i][j] = np.sin(x[i]) * x[j]
+            M[i][j] += x[i] * 0.5
+    return np.sum(M @ M.T)
+
+
+def chained_through_a_view_name(x):
+    y = np.ones((3, 4)) * x[0]
+    v = y[1:]
+    v[0][1] = x[1] * 3.0
+    v[1][::-1] = x[:4]
+    return np.sum(y * y) + np.sum(v)
+
+
+def three_indices_deep(x):
+    T = np.zeros((2, 3, 2))
+    T[1][0][1] = x[2] ** 2
+    T[0][1:][0] = x[:2]
+    T[...][1][2] -= np.tanh(x[1:3])
+    return np.sum(np.sin(T) * np.arange(T.size).reshape(T.shape))
+
+
 PROGRAMS = [into_a_slice_view, rows_of_a_matrix, view_of_a_view, read_a_view_after_a_write_into_its_array,
             recurrence_through_two_views, column_updated_in_a_loop, fancy_index_through_a_view,
-            reversed_view_with_an_ellipsis]
+            reversed_view_with_an_ellipsis, matrix_filled_item_by_item, chained_through_a_view_name,
+            three_indices_deep]
 X = np.array([0.3, 0.8, -0.4, 0.55])
 
 
@@ -130,11 +157,35 @@ def scalar_of_a_vector(x):
     return np.sum(y)
 
 
-def test_writing_into_a_number_raises_as_python_does():
-    with pytest.raises(TypeError):
-        scalar_of_a_vector(X)
-    with pytest.raises(TypeError, match="does not support item assignment"):
-        adsrc.grad(scalar_of_a_vector)(X)
+def item_of_an_item_of_a_vector(x):
+    y = x * 1.0
+    y[0][0] = 1.0
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [scalar_of_a_vector, item_of_an_item_of_a_vector])
+def test_writing_into_a_number_raises_as_python_does(f):
+    with pytest.raises(TypeError) as plain:
+        f(X)
+    with pytest.raises(TypeError, match="does not support item assignment") as caught:
+        adsrc.grad(f)(X)
+    assert str(caught.value) == str(plain.value)
+
+
+def chained_into_an_argument(M, x):
+    M[0][1] = x[0] * 2.0
+    M[1][::2] += x[1]
+    return np.sum(M * x[1])
+
+
+def test_an_index_of_an_index_of_an_argument_writes_it_as_python_does():
+    M, plain, x = np.ones((2, 3)), np.ones((2, 3)), X[:2]
+    expected = chained_into_an_argument(plain, x)
+    value, grad = adsrc.value_and_grad(chained_into_an_argument, wrt=1)(M, x)
+    assert value == expected
+    np.testing.assert_array_equal(M, plain)
+    np.testing.assert_allclose(grad, numerical_grad(lambda v: chained_into_an_argument(np.ones((2, 3)), v), (x,), 0),
+                               rtol=1e-6, atol=1e-8)
 
 
 def view_rebound_on_a_branch(x):
@@ -175,3 +226,15 @@ def view_updated_in_place(x):
 def test_writes_through_views_adsrc_cannot_follow_are_refused(f, args):
     with pytest.raises(UnsupportedSyntax, match=r"test_view_writes.py:\d+"):
         adsrc.grad(f)(*args)
+
+
+def index_of_an_index_that_may_be_an_array(x, k):
+    M = np.zeros((4, 4))
+    M[k][0] = x[0]  # M[k] of an integer array is a copy: Python's write is lost
+    return np.sum(M * x)
+
+
+def test_an_index_of_an_index_that_may_be_an_array_is_refused_with_the_one_index_remedy():
+    with pytest.raises(UnsupportedSyntax, match=r"test_view_writes.py:\d+:\d+: assignment into an index of an index "
+                                                r"of M .*write through one index \(M\[i, j\] = \.\.\.\)"):
+        adsrc.grad(index_of_an_index_that_may_be_an_array)(X, np.array([1, 2]))

@@ -243,6 +243,12 @@ class MutationChecks:
                       "the item may be shared (with [v] * n, or another name): replace the item instead "
                       f"(row = {source_label(base).replace('[...]', '[i]', 1)}.copy(); row[j] = ...; "
                       f"{source_label(base).replace('[...]', '[i]', 1)} = row), or build a new list")
+        if root is not base and isinstance(root, gast.Name):  # (view_writes.py took those with basic indices)
+            self.fail(target, f"assignment into an index of an index of {root.id} ({source_label(target)} = ...) "
+                      f"where an inner index may be an array or not an int: indexing by an array makes a copy, "
+                      f"and Python's write into it is lost",
+                      f"write through one index ({root.id}[i, j] = ...), with ints known to be ints (a literal, "
+                      f"a range loop's counter, arithmetic of them)")
         shared = self._shared_binding(base.id) if isinstance(base, gast.Name) else None
         if shared is not None:
             sharing = self.aliasing.call_shares(shared)

@@ -11,6 +11,11 @@ place, where
   ``y[k] = e``), and through a view of a view, down to the array it was taken
   of: the fence then checks the write into that array as any other (made
   here, or a parameter's where its writes are allowed);
+* a write into an index of an index, ``y[s][i] = e`` (``s`` basic; deeper
+  too: ``T[a][b][c] = e``), is the write through the view ``y[s]``:
+  ``k = written_through(y, s, i)`` then ``y[k] = e``; where ``y`` may be a
+  list (bound to a list display, a comprehension...), it is left to the list
+  writes' checks, as are views of a list (``y[1:]`` of a list is a copy);
 * after a write into ``y`` (through a view or not), the views of ``y`` are
   taken again (``v = y[v_index]``), so that a read of ``v`` afterwards reads
   the view of the array after the write, as Python's does, and the reverse
@@ -29,6 +34,7 @@ from __future__ import annotations
 import builtins
 import copy
 from dataclasses import dataclass, field
+from typing import Callable
 
 import gast
 
@@ -49,8 +55,9 @@ class _View:
     retaken: list = field(default_factory=list)
 
 
-def lower_view_writes(parsed: Parsed) -> None:
-    """Rewrite ``parsed``'s writes through views of its arrays, in place (see the module's docstring)."""
+def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda value: False) -> None:
+    """Rewrite ``parsed``'s writes through views of its arrays, in place (see the module's docstring).
+    ``lists``: whether a value makes a new list (a name bound to one is left to the list writes' checks)."""
     node = parsed.node
     stores: dict[str, int] = {}
     # a comprehension's targets are its own names (Python 3 scopes them): they rebind nothing here
@@ -58,38 +65,48 @@ def lower_view_writes(parsed: Parsed) -> None:
     for child in gast.walk(node):
         if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)) and id(child) not in own:
             stores[child.id] = stores.get(child.id, 0) + 1
-    if not any(isinstance(c, (gast.Assign, gast.AugAssign)) and _subscript_of_name(_target(c)) for c in gast.walk(node)):
+    if not any(isinstance(c, (gast.Assign, gast.AugAssign)) and isinstance(_target(c), gast.Subscript)
+               and isinstance(_target(c).value, (gast.Name, gast.Subscript)) for c in gast.walk(node)):
         return
     places = _places(node.body)
     ints = _int_names(node, stores)
+    # names that may hold a list (y[1:] of a list is a copy; y[i][j] = e writes an item): the list writes' own
+    listy = {t.id for stmt in places for t, value in _pairs(stmt) if isinstance(t, gast.Name) and lists(value)}
     views: dict[str, _View] = {}
     for stmt in places:
         for target, value in _pairs(stmt):
             if isinstance(target, gast.Name) and _subscript_of_name(value) and stores.get(target.id) == 1 \
-                    and value.value.id != target.id:
+                    and value.value.id != target.id and value.value.id not in listy:
                 parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
                 if all(_basic(p, ints) for p in parts):
                     views[target.id] = _View(target.id, value.value.id, stmt, value,
                                              all(isinstance(p, gast.Slice) or _ellipsis(p) for p in parts))
-    if not views:
+    if not views and not any(_chained(_target(stmt), ints) for stmt in places):
         return
     namer = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)})
     helper = namer.fresh("written_through")
     rewrites: dict[int, list[gast.stmt]] = {}
     for stmt, (block, at, chain) in places.items():
         target = _target(stmt)
-        if not _subscript_of_name(target):
+        if not isinstance(target, gast.Subscript):
             continue
-        written, through = target.value.id, []
+        out: list[gast.stmt] = []
+        index, inner = copy.deepcopy(target.slice), target.value
+        while _chained_part(inner, ints):  # y[a][b] = e: the write into y[a] at b, then into y at the two
+            composed = namer.fresh(f"{_root(inner)}_written")
+            out.append(assign(composed, call(helper, copy.deepcopy(inner.value), _as_expression(inner.slice),
+                                             _as_expression(index)), like=stmt))
+            index, inner = name(composed), inner.value
+        if not isinstance(inner, gast.Name) or (out and inner.id in listy):
+            continue
+        written, through = inner.id, []
         while written in views and _holds(views[written], stmt, places):
             through.append(views[written])
             written = views[written].base
         again = [v for v in views.values() if v.base == written and _holds(v, stmt, places)
                  and (v.slices_only or v in through)]
-        if not through and not again:
+        if not through and not again and not out:
             continue
-        out: list[gast.stmt] = []
-        index = copy.deepcopy(target.slice)
         for view in through:
             view.index = view.index or namer.fresh(f"{view.name}_index")
             composed = namer.fresh(f"{written}_written")
@@ -151,6 +168,31 @@ def _pairs(stmt: gast.stmt) -> list[tuple[gast.AST, gast.AST]]:
 
 def _subscript_of_name(node: gast.AST | None) -> bool:
     return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+
+
+def _chained_part(node: gast.AST, ints: set[str]) -> bool:
+    """Whether ``node`` is ``e[s]`` with a basic index ``s`` (a view of ``e``, where ``e`` is an array)."""
+    if not isinstance(node, gast.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+    return all(_basic(p, ints) for p in parts)
+
+
+def _chained(target: gast.AST | None, ints: set[str]) -> bool:
+    """Whether ``target`` is ``y[s]...[i]``, a write into a view (``s`` basic) of the name ``y``."""
+    if not isinstance(target, gast.Subscript) or not _chained_part(target.value, ints):
+        return False
+    return isinstance(_root_node(target), gast.Name)
+
+
+def _root_node(node: gast.AST) -> gast.AST:
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    return node
+
+
+def _root(node: gast.AST) -> str:
+    return getattr(_root_node(node), "id", "view")
 
 
 def _ellipsis(part: gast.AST) -> bool:

@@ -72,7 +72,9 @@ def written_through(base: np.ndarray, outer: Any, inner: Any) -> Any:
             axes.append(k % n)
     free = [a for a, axis in enumerate(axes) if isinstance(axis, range)]
     if not free:
-        raise TypeError(f"'{type(base[outer]).__name__}' object does not support item assignment")
+        kind = type(base[outer])
+        spelled = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"'{spelled}' object does not support item assignment")  # (as Python's reads)
     picks = _expanded(inner, len(free))
     if picks is not None:
         try:
