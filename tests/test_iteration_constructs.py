@@ -55,8 +55,25 @@ def summed_generator(flat, x):
     return sum(np.sum(w ** 2) + np.sum(b) for w, b in layers(flat)) * np.sum(x)
 
 
+def scaled_layers(flat, scale):  # a module-level generator over another one
+    for weights, bias in layers(flat):
+        yield weights * scale, bias
+
+
+def all_layers_then_extra(flat):
+    yield from scaled_layers(flat, 0.5)
+    yield flat[:4].reshape(2, 2), flat[4:6]
+
+
+def predict_through_generators_of_generators(flat, x):
+    h = x
+    for weights, bias in scaled_layers(flat, 2.0):
+        h = np.tanh(h @ weights + bias)
+    return np.sum(h ** 2) + sum(np.sum(w * b[0]) for w, b in all_layers_then_extra(flat))
+
+
 @pytest.mark.parametrize("f", [predict_with_module_generator, predict_with_local_generator,
-                               stacked_from_generator, summed_generator])
+                               stacked_from_generator, summed_generator, predict_through_generators_of_generators])
 def test_generators_give_pythons_value_and_the_gradient(f):
     check(f, W, X, wrt=(0, 1))
 

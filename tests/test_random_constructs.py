@@ -228,7 +228,7 @@ def rotation_after_two_loops(x, a):  # three buffers: two loops are enough
     return t + np.sum(u * x) + np.sum(b)
 
 
-def nested_generator(x, a):  # frontend/generators.py: the generator a generator calls is not lowered
+def nested_generator(x, a):  # frontend/generators.py: the generator a generator calls was not lowered
     return sum(np.sum(p) * a for p in doubled(x))
 
 
@@ -237,8 +237,8 @@ def doubled(v):
         yield p * 2.0
 
 
-KNOWN_REFUSALS = [nested_generator]
-FIXED_BUGS += [swap_after_four_loops, rotation_after_two_loops]
+KNOWN_REFUSALS: list = []
+FIXED_BUGS += [swap_after_four_loops, rotation_after_two_loops, nested_generator]
 
 
 @pytest.mark.xfail(raises=adsrc.AdsrcError, strict=True)

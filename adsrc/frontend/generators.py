@@ -10,7 +10,8 @@ each item of ``xs``, the list returned at the end. That function is then a
 local function, inlined at its calls (inline.py), so the gradient flows
 through what is yielded. A generator defined at module level is copied into
 the function with its free names and default values bound to the objects
-they are in its own module.
+they are in its own module, and so are the module-level generators it calls
+(``for p in pieces(v)``, ``yield from pieces(v)``), each copied once.
 
 As for a generator expression (comprehensions.py), the generator runs to
 its end where it is called, before the loop that consumes it: the values are
@@ -120,8 +121,29 @@ class _Lowering:
         fn = copy_module_function(self.parsed, self.namer, func, theirs, self.caller_bound)
         self.copied[id(func)] = fn.name
         self.as_list_function(fn, theirs)
+        own = {a.id for a in fn.args.args} | {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
+                                               and not isinstance(n.ctx, gast.Load)}
+        self.lower_module_calls(fn, own, theirs)  # the generators it calls in turn (copied before it)
         self.definitions.append(fn)
         return fn.name
+
+    def lower_module_calls(self, root: gast.AST, bound: set[str], parsed: Parsed) -> None:
+        """Each call in ``root`` of a module-level generator function (a name ``root`` does not bind) becomes a
+        call of its list-making local copy; refused where it is not consumed at once."""
+        consumed = _consumed_calls(root)
+        for n in list(gast.walk(root)):
+            if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id not in bound):
+                continue
+            func = self.parsed.resolve(n.func.id)
+            if not inspect.isgeneratorfunction(func):
+                continue
+            if id(n) not in consumed:
+                self.fail(n, f"the generator {n.func.id}(...) used other than by a loop or a call that takes it "
+                             "whole", "iterate over it (`for v in g(...)`), or make a list of it (`list(g(...))`)",
+                          parsed)
+            if n.func.id not in self.parsed.copied:
+                self.parsed.copied.append(n.func.id)  # rebinding it must compile again (the cache checks it)
+            n.func = gast.copy_location(name(self.module_copy(func, n)), n.func)
 
 
 def copy_module_function(parsed: Parsed, namer: Namer, func, theirs: Parsed, caller_bound: set[str]) -> gast.FunctionDef:
@@ -178,14 +200,5 @@ def lower_generators(parsed: Parsed, namer: Namer) -> None:
             if not calls or id(calls[0]) not in consumed:
                 lowering.fail(n, f"the generator {n.id} used other than by a loop or a call that takes it whole",
                               "iterate over it (`for v in g(...)`), or make a list of it (`list(g(...))`)")
-        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id not in local:
-            func = parsed.resolve(n.func.id)
-            if inspect.isgeneratorfunction(func) and n.func.id not in lowering.caller_bound:
-                if id(n) not in consumed:
-                    lowering.fail(n, f"the generator {n.func.id}(...) used other than by a loop or a call that "
-                                     "takes it whole",
-                                  "iterate over it (`for v in g(...)`), or make a list of it (`list(g(...))`)")
-                if n.func.id not in parsed.copied:
-                    parsed.copied.append(n.func.id)  # rebinding it must compile again (the cache checks it)
-                n.func = gast.copy_location(name(lowering.module_copy(func, n)), n.func)
+    lowering.lower_module_calls(node, lowering.caller_bound | set(local), parsed)
     node.body = lowering.definitions + node.body
