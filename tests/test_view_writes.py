@@ -108,10 +108,35 @@ def three_indices_deep(x):
     return np.sum(np.sin(T) * np.arange(T.size).reshape(T.shape))
 
 
+# -- v op= e on a view changes it in place: the update through the view it is ------------------------------
+def view_updated_in_place(x):
+    y = x * 1.0
+    v = y[1:]
+    v += x[:-1]
+    v *= np.sin(x[1:])
+    return np.sum(y * x) + np.sum(v)
+
+
+def block_updated_in_a_loop(x):
+    u = np.zeros((3, 4))
+    inner = u[1:, ::2]
+    for k in range(3):
+        inner -= x[k] * np.ones((2, 2))
+        inner *= x[3]
+    return np.sum(u * u) + np.sum(inner)
+
+
+def sliced_tuple_extended(x):  # a tuple's slice is a new tuple: += rebinds the name, as Python's does
+    t = (x[0], x[1], x[2])
+    v = t[1:]
+    v += (x[3],)
+    return sum(v) * t[0]
+
+
 PROGRAMS = [into_a_slice_view, rows_of_a_matrix, view_of_a_view, read_a_view_after_a_write_into_its_array,
             recurrence_through_two_views, column_updated_in_a_loop, fancy_index_through_a_view,
             reversed_view_with_an_ellipsis, matrix_filled_item_by_item, chained_through_a_view_name,
-            three_indices_deep]
+            three_indices_deep, view_updated_in_place, block_updated_in_a_loop, sliced_tuple_extended]
 X = np.array([0.3, 0.8, -0.4, 0.55])
 
 
@@ -212,16 +237,9 @@ def index_that_may_be_an_array(x, k):
     return np.sum(y * x)
 
 
-def view_updated_in_place(x):
-    y = x * 1.0
-    v = y[1:]
-    v += x[:3]
-    return np.sum(y * x)
-
-
 @pytest.mark.parametrize("f, args", [
     (view_rebound_on_a_branch, (X,)), (array_rebound_in_between, (X,)),
-    (index_that_may_be_an_array, (X, np.array([1, 2]))), (view_updated_in_place, (X,)),
+    (index_that_may_be_an_array, (X, np.array([1, 2]))),
 ], ids=lambda c: getattr(c, "__name__", ""))
 def test_writes_through_views_adsrc_cannot_follow_are_refused(f, args):
     with pytest.raises(UnsupportedSyntax, match=r"test_view_writes.py:\d+"):

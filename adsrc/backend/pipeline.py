@@ -357,7 +357,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
         lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
         aliasing = Aliasing(parsed)
         lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
-        lower_view_writes(parsed, aliasing.makes_fresh_list)  # v = y[1:]; v[0] = e writes y[1] (view_writes.py)
+        lower_view_writes(parsed, aliasing.makes_fresh_list, aliasing.makes_fresh_array)  # v = y[1:]; v[0] = e: y[1]
         check_syntax(parsed)
         check_effects(parsed)  # the user functions it calls change nothing they are given
         refuse_updates_seen_through_views(parsed)

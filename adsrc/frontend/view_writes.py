@@ -16,6 +16,9 @@ place, where
   ``k = written_through(y, s, i)`` then ``y[k] = e``; where ``y`` may be a
   list (bound to a list display, a comprehension...), it is left to the list
   writes' checks, as are views of a list (``y[1:]`` of a list is a copy);
+* ``v op= e`` on a view by slices of an array the function made (every
+  binding of ``y`` makes a new array) changes it in place: it is the write
+  ``v[...] op= e`` through the view;
 * after a write into ``y`` (through a view or not), the views of ``y`` are
   taken again (``v = y[v_index]``), so that a read of ``v`` afterwards reads
   the view of the array after the write, as Python's does, and the reverse
@@ -55,9 +58,11 @@ class _View:
     retaken: list = field(default_factory=list)
 
 
-def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda value: False) -> None:
+def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda value: False,
+                      arrays: Callable[[gast.AST], bool] = lambda value: False) -> None:
     """Rewrite ``parsed``'s writes through views of its arrays, in place (see the module's docstring).
-    ``lists``: whether a value makes a new list (a name bound to one is left to the list writes' checks)."""
+    ``lists``: whether a value makes a new list (a name bound to one is left to the list writes' checks);
+    ``arrays``: whether it makes a new NumPy array (``v op= e`` of a view of one is in place)."""
     node = parsed.node
     stores: dict[str, int] = {}
     # a comprehension's targets are its own names (Python 3 scopes them): they rebind nothing here
@@ -65,6 +70,7 @@ def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda
     for child in gast.walk(node):
         if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)) and id(child) not in own:
             stores[child.id] = stores.get(child.id, 0) + 1
+    _updates_through_views(node, stores, arrays)
     if not any(isinstance(c, (gast.Assign, gast.AugAssign)) and isinstance(_target(c), gast.Subscript)
                and isinstance(_target(c).value, (gast.Name, gast.Subscript)) for c in gast.walk(node)):
         return
@@ -143,6 +149,53 @@ def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda
                     if isinstance(child, gast.Call) and getattr(child, "_adsrc_slice", False):
                         child.func.id = spelled
     _replace(node.body, rewrites)
+
+
+def _updates_through_views(node: gast.FunctionDef, stores: dict[str, int], arrays) -> None:
+    """``v op= e``, where ``v`` is bound once otherwise, to ``y[s]`` (slices only: a view), and every binding
+    of ``y`` makes a new array, changes the view in place: it becomes ``v[...] op= e``, a write through the
+    view (and ``v`` is then bound once)."""
+    bindings: dict[str, list[gast.AST]] = {}
+    for child in gast.walk(node):
+        if isinstance(child, gast.Assign):
+            for target, value in (p for t in child.targets for p in _pairs_of(t, child.value)):
+                if isinstance(target, gast.Name):
+                    bindings.setdefault(target.id, []).append(value)
+    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    updates = [c for c in gast.walk(node) if isinstance(c, gast.AugAssign) and isinstance(c.target, gast.Name)]
+    counts: dict[str, int] = {}
+    for update in updates:
+        counts[update.target.id] = counts.get(update.target.id, 0) + 1
+
+    def array_name(base: str) -> bool:  # bound only (and at least once) to new arrays, or updated
+        made = bindings.get(base, [])
+        return base not in params and bool(made) and stores.get(base) == len(made) + counts.get(base, 0) \
+            and all(arrays(value) for value in made)
+
+    def in_place(v: str) -> bool:
+        values = bindings.get(v, [])
+        if len(values) != 1 or stores.get(v) != 1 + counts[v] or not _subscript_of_name(values[0]):
+            return False
+        parts = values[0].slice.elts if isinstance(values[0].slice, gast.Tuple) else [values[0].slice]
+        return values[0].value.id != v and all(isinstance(p, gast.Slice) or _ellipsis(p) for p in parts) \
+            and array_name(values[0].value.id)
+
+    views = {v for v in counts if in_place(v)}
+    for update in (u for u in updates if u.target.id in views):
+        update.target = gast.copy_location(gast.Subscript(value=gast.copy_location(name(update.target.id),
+                                                                                   update.target),
+                                                          slice=const(Ellipsis), ctx=gast.Store()), update.target)
+    for v in views:
+        stores[v] -= counts[v]
+
+
+def _pairs_of(target: gast.AST, value: gast.AST) -> list[tuple[gast.AST, gast.AST]]:
+    if isinstance(target, (gast.Tuple, gast.List)):
+        if isinstance(value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts) \
+                and not any(isinstance(e, gast.Starred) for e in target.elts + value.elts):
+            return [p for t, v in zip(target.elts, value.elts) for p in _pairs_of(t, v)]
+        return [(n, gast.Constant(value=None, kind=None)) for n in gast.walk(target) if isinstance(n, gast.Name)]
+    return [(target, value)]
 
 
 # -- what a statement is -------------------------------------------------------------------------------
