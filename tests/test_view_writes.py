@@ -133,10 +133,28 @@ def sliced_tuple_extended(x):  # a tuple's slice is a new tuple: += rebinds the 
     return sum(v) * t[0]
 
 
+# -- a loop over the rows of an array gives views: a write through a row writes the array -----------------
+def rows_written_in_a_loop(x):
+    K = np.outer(x, x[:3])
+    for row in K:
+        row[0] = np.sin(row[1])
+        row[1:] *= row[0]
+    return np.sum(K * K)
+
+
+def enumerated_rows(x):
+    K = np.zeros((3, 4))
+    for i, row in enumerate(K):
+        row[:] = x[:4] * (i + 1.0)
+        row[1:] += np.tanh(row[:0:-1])
+    return np.sum(K @ K.T)
+
+
 PROGRAMS = [into_a_slice_view, rows_of_a_matrix, view_of_a_view, read_a_view_after_a_write_into_its_array,
             recurrence_through_two_views, column_updated_in_a_loop, fancy_index_through_a_view,
             reversed_view_with_an_ellipsis, matrix_filled_item_by_item, chained_through_a_view_name,
-            three_indices_deep, view_updated_in_place, block_updated_in_a_loop, sliced_tuple_extended]
+            three_indices_deep, view_updated_in_place, block_updated_in_a_loop, sliced_tuple_extended,
+            rows_written_in_a_loop, enumerated_rows]
 X = np.array([0.3, 0.8, -0.4, 0.55])
 
 
@@ -256,3 +274,38 @@ def test_an_index_of_an_index_that_may_be_an_array_is_refused_with_the_one_index
     with pytest.raises(UnsupportedSyntax, match=r"test_view_writes.py:\d+:\d+: assignment into an index of an index "
                                                 r"of M .*write through one index \(M\[i, j\] = \.\.\.\)"):
         adsrc.grad(index_of_an_index_that_may_be_an_array)(X, np.array([1, 2]))
+
+
+def rows_of_an_argument(K, x):
+    for row in K:  # K is the caller's: the row loop is not rewritten, and the write is refused as before
+        row[0] = x[0]
+    return np.sum(K) * x[1]
+
+
+def rows_updated_by_name(x):
+    K = np.outer(x, x)
+    for row in K:  # in place where K has two axes, a new number bound to row where it has one: refused
+        row += x
+    return np.sum(K)
+
+
+@pytest.mark.parametrize("f, args", [(rows_of_an_argument, (np.ones((2, 2)), X)), (rows_updated_by_name, (X,))],
+                         ids=lambda c: getattr(c, "__name__", ""))
+def test_row_loops_adsrc_cannot_follow_are_refused_with_the_line(f, args):
+    with pytest.raises(UnsupportedSyntax, match=r"test_view_writes.py:\d+:\d+"):
+        adsrc.grad(f, wrt=len(args) - 1)(*args)
+
+
+def rows_of_a_number(x):
+    K = np.sum(x) * np.ones(())
+    for row in K:
+        row[0] = 1.0
+    return np.sum(K)
+
+
+def test_a_loop_over_a_0d_array_raises_as_python_does():
+    with pytest.raises(TypeError) as plain:
+        rows_of_a_number(X)
+    with pytest.raises(TypeError) as caught:
+        adsrc.grad(rows_of_a_number)(X)
+    assert str(caught.value) == str(plain.value)

@@ -19,6 +19,9 @@ place, where
 * ``v op= e`` on a view by slices of an array the function made (every
   binding of ``y`` makes a new array) changes it in place: it is the write
   ``v[...] op= e`` through the view;
+* ``for row in K:`` (or ``enumerate(K)``) over an array the function made,
+  writing through ``row``, is ``for i in range(row_count(K)): row = K[i]``,
+  the views Python's loop gives, so the writes through ``row`` are the above;
 * after a write into ``y`` (through a view or not), the views of ``y`` are
   taken again (``v = y[v_index]``), so that a read of ``v`` afterwards reads
   the view of the array after the write, as Python's does, and the reverse
@@ -41,9 +44,9 @@ from typing import Callable
 
 import gast
 
-from ..ir.build import assign, call, const, name
+from ..ir.build import assign, call, const, name, store
 from ..ir.naming import Namer
-from ..rules.views import written_through
+from ..rules.views import row_count, written_through
 from .parse import Parsed
 
 
@@ -64,6 +67,7 @@ def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda
     ``lists``: whether a value makes a new list (a name bound to one is left to the list writes' checks);
     ``arrays``: whether it makes a new NumPy array (``v op= e`` of a view of one is in place)."""
     node = parsed.node
+    _loops_over_rows(parsed, _store_counts(node), arrays)
     stores: dict[str, int] = {}
     # a comprehension's targets are its own names (Python 3 scopes them): they rebind nothing here
     own = {id(n) for c in gast.walk(node) if isinstance(c, gast.comprehension) for n in gast.walk(c.target)}
@@ -151,26 +155,93 @@ def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda
     _replace(node.body, rewrites)
 
 
+def _store_counts(node: gast.FunctionDef) -> dict[str, int]:
+    out: dict[str, int] = {}
+    own = {id(n) for c in gast.walk(node) if isinstance(c, gast.comprehension) for n in gast.walk(c.target)}
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)) and id(child) not in own:
+            out[child.id] = out.get(child.id, 0) + 1
+    return out
+
+
+def _loops_over_rows(parsed: Parsed, stores: dict[str, int], arrays) -> None:
+    """``for row in K:`` (or ``for i, row in enumerate(K):``) over an array the function made, whose body
+    writes through ``row`` (``row[j] = e``, ``row[j] op= e``) and binds neither name, is
+    ``for i in range(row_count(K)): row = K[i]``: the rows are the views Python's loop gives, so each
+    write through one is the write into ``K`` it is."""
+    node = parsed.node
+    if parsed.resolve("range") is not builtins.range or "range" in stores:
+        return
+    arrays_here = _array_names(node, stores, arrays)
+    helper = ""
+    for loop in [n for n in gast.walk(node) if isinstance(n, gast.For)]:
+        row = counter = base = None
+        if isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Name):
+            row, base = loop.target.id, loop.iter.id
+        elif isinstance(loop.target, gast.Tuple) and len(loop.target.elts) == 2 \
+                and all(isinstance(e, gast.Name) for e in loop.target.elts) and isinstance(loop.iter, gast.Call) \
+                and isinstance(loop.iter.func, gast.Name) and "enumerate" not in stores \
+                and parsed.resolve(loop.iter.func.id) is builtins.enumerate \
+                and len(loop.iter.args) == 1 and not loop.iter.keywords and isinstance(loop.iter.args[0], gast.Name):
+            (counter, row), base = (e.id for e in loop.target.elts), loop.iter.args[0].id
+        # (row op= e: in place if K has two axes or more, a new number bound to row if one; left as it is)
+        if row is None or base not in arrays_here or stores.get(row) != 1 \
+                or counter is not None and stores.get(counter) != 1 or row == base or counter == base:
+            continue
+        own = [n for stmt in loop.body for n in _own(stmt)]
+        if any(isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load) and n.id == base for n in own):
+            continue
+        if not any(isinstance(n, (gast.Assign, gast.AugAssign)) and _writes_through(_target(n), row) for n in own):
+            continue
+        if not helper:
+            helper = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.closure)
+                           ).fresh("row_count")
+            parsed.closure[helper] = row_count
+        counter = counter or Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)}).fresh(f"{row}_at")
+        loop.iter = gast.copy_location(call("range", call(helper, name(base))), loop.iter)
+        loop.target = gast.copy_location(store(counter), loop.target)
+        loop.body[:0] = [gast.copy_location(assign(row, gast.Subscript(value=name(base), slice=name(counter),
+                                                                       ctx=gast.Load()), like=loop), loop)]
+        for child in gast.walk(loop.iter) + gast.walk(loop.body[0]) if False else []:
+            pass
+
+
+def _writes_through(target: gast.AST | None, row: str) -> bool:
+    return isinstance(target, gast.Subscript) and getattr(_root_node(target), "id", None) == row
+
+
+def _own(stmt: gast.stmt):
+    """The nodes of a statement, not of the functions and classes defined in it."""
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, (gast.FunctionDef, gast.ClassDef,
+                                                                                gast.Lambda)))
+
+
+def _array_names(node: gast.FunctionDef, stores: dict[str, int], arrays) -> set[str]:
+    """The names bound only (and at least once) to new arrays, or updated in place, and not parameters."""
+    bindings = _bindings(node)
+    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    updated: dict[str, int] = {}
+    for c in gast.walk(node):
+        if isinstance(c, gast.AugAssign) and isinstance(c.target, gast.Name):
+            updated[c.target.id] = updated.get(c.target.id, 0) + 1
+    return {base for base, made in bindings.items() if base not in params
+            and stores.get(base) == len(made) + updated.get(base, 0) and all(arrays(value) for value in made)}
+
+
 def _updates_through_views(node: gast.FunctionDef, stores: dict[str, int], arrays) -> None:
     """``v op= e``, where ``v`` is bound once otherwise, to ``y[s]`` (slices only: a view), and every binding
     of ``y`` makes a new array, changes the view in place: it becomes ``v[...] op= e``, a write through the
     view (and ``v`` is then bound once)."""
-    bindings: dict[str, list[gast.AST]] = {}
-    for child in gast.walk(node):
-        if isinstance(child, gast.Assign):
-            for target, value in (p for t in child.targets for p in _pairs_of(t, child.value)):
-                if isinstance(target, gast.Name):
-                    bindings.setdefault(target.id, []).append(value)
-    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    bindings = _bindings(node)
+    arrays_here = _array_names(node, stores, arrays)
     updates = [c for c in gast.walk(node) if isinstance(c, gast.AugAssign) and isinstance(c.target, gast.Name)]
     counts: dict[str, int] = {}
     for update in updates:
         counts[update.target.id] = counts.get(update.target.id, 0) + 1
-
-    def array_name(base: str) -> bool:  # bound only (and at least once) to new arrays, or updated
-        made = bindings.get(base, [])
-        return base not in params and bool(made) and stores.get(base) == len(made) + counts.get(base, 0) \
-            and all(arrays(value) for value in made)
 
     def in_place(v: str) -> bool:
         values = bindings.get(v, [])
@@ -178,7 +249,7 @@ def _updates_through_views(node: gast.FunctionDef, stores: dict[str, int], array
             return False
         parts = values[0].slice.elts if isinstance(values[0].slice, gast.Tuple) else [values[0].slice]
         return values[0].value.id != v and all(isinstance(p, gast.Slice) or _ellipsis(p) for p in parts) \
-            and array_name(values[0].value.id)
+            and values[0].value.id in arrays_here
 
     views = {v for v in counts if in_place(v)}
     for update in (u for u in updates if u.target.id in views):
@@ -187,6 +258,17 @@ def _updates_through_views(node: gast.FunctionDef, stores: dict[str, int], array
                                                           slice=const(Ellipsis), ctx=gast.Store()), update.target)
     for v in views:
         stores[v] -= counts[v]
+
+
+def _bindings(node: gast.FunctionDef) -> dict[str, list[gast.AST]]:
+    """name -> the values assignments bind it to (an item of what is unpacked: a None constant)."""
+    bindings: dict[str, list[gast.AST]] = {}
+    for child in gast.walk(node):
+        if isinstance(child, gast.Assign):
+            for target, value in (p for t in child.targets for p in _pairs_of(t, child.value)):
+                if isinstance(target, gast.Name):
+                    bindings.setdefault(target.id, []).append(value)
+    return bindings
 
 
 def _pairs_of(target: gast.AST, value: gast.AST) -> list[tuple[gast.AST, gast.AST]]:
