@@ -86,6 +86,26 @@ def inline_module_functions(parsed: Parsed, namer: Namer) -> None:
 
     visit(node, (parsed.func,), 0)
     node.body = definitions + node.body
+    _spell_as_called(node, copies, parsed, caller_bound)
+
+
+def _spell_as_called(node: gast.FunctionDef, copies: dict[int, str], parsed: Parsed, caller_bound: set[str]) -> None:
+    """Name each copy as the function it copies where nothing else in the function reads or binds that
+    name (it is then only ever called, now the copy): the generated code and the errors read ``keep(xs)``
+    as the user wrote it, not ``keep_1(xs)``."""
+    loaded = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    by_copy = {fresh: func_id for func_id, fresh in copies.items()}
+    renamed: dict[str, str] = {}
+    for fn in (s for s in node.body if isinstance(s, gast.FunctionDef) and s.name in by_copy):
+        original = next((k for k in parsed.copied if id(parsed.resolve(k)) == by_copy[fn.name]), None)
+        if original is None or original in loaded or original in caller_bound or original in renamed.values():
+            continue
+        renamed[fn.name] = original
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in renamed:
+            n.id = renamed[n.id]
+        elif isinstance(n, gast.FunctionDef) and n.name in renamed:
+            n.name = renamed[n.name]
 
 
 def _rename_own_names(fn: gast.FunctionDef, taken: set[str], namer: Namer) -> None:
