@@ -108,8 +108,10 @@ def test_the_layer_check_catches_an_upward_import(tmp_path):
 
 
 def _helpers():
-    def helper(a, b):
-        return np.sin(a) * b
+    def helper(a, b):  # a loop: not copied in (frontend/module_functions.py), so it keeps its call
+        for _ in range(1):
+            b = np.sin(a) * b
+        return b
 
     def f(x, y):
         s = 0.0

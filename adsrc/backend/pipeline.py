@@ -48,6 +48,7 @@ from ..frontend.effects import check_effects
 from ..frontend.fence import check_syntax
 from ..frontend.view_writes import lower_view_writes
 from ..frontend.generators import lower_generators
+from ..frontend.module_functions import inline_module_functions
 from ..frontend.maps import rewrite_maps
 from ..frontend.partials import rewrite_partials
 from ..frontend.receivers import ReceiverKinds
@@ -355,6 +356,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     with phase("parse and check"):
         parsed: Parsed = parse_function(func, lifted)
         lower_generators(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
+        inline_module_functions(parsed, Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}))
         aliasing = Aliasing(parsed)
         lower_assignments(parsed, lambda value: aliasing.makes_fresh_array(value) or aliasing.makes_fresh_list(value))
         lower_view_writes(parsed, aliasing.makes_fresh_list, aliasing.makes_fresh_array)  # v = y[1:]; v[0] = e: y[1]
