@@ -4,7 +4,6 @@ differences, rather than in the examples themselves."""
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,16 +20,16 @@ import mlp_training  # noqa: E402
 import rnn  # noqa: E402
 import spring_system  # noqa: E402
 
-SCRIPT_SECONDS = 10
+# Only a guard against a script that hangs: how long a script takes depends on the machine and
+# its load (particle.py takes 2.5 s on an idle one, 10 s on a loaded CI runner); speed is measured
+# in benchmarks/, not here.
+SCRIPT_TIMEOUT_SECONDS = 180
 
 
 def run_script(name):
-    started = time.perf_counter()
     out = subprocess.run([sys.executable, os.path.join(EXAMPLES, name)], capture_output=True, text=True,
-                         timeout=60, cwd=ROOT)
-    elapsed = time.perf_counter() - started
+                         timeout=SCRIPT_TIMEOUT_SECONDS, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert elapsed < SCRIPT_SECONDS, f"{name} took {elapsed:.1f} s"
     return out.stdout
 
 

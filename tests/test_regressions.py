@@ -250,3 +250,28 @@ def det_of_singular(W):
 def test_det_gradient_at_a_singular_matrix():
     W = np.array([[1.0, 2.0], [3.0, 4.0]])
     check(det_of_singular, W)
+
+
+def lambda_called_in_a_written_index(x, W, s):
+    # Found by the random programs (seed 20251, batch 26): the call in the target's index was left
+    # as written after the lambda's definition went, a NameError in the generated code.
+    y = np.array(x)
+    a = np.sum(y * y)
+    g = lambda t, c=a: c
+    a = s + g(np.log(x ** 2 + 1.0))
+    y[y > g(y)] = np.sum(W @ x)
+    return a + np.sum(y * y)
+
+
+def lambda_called_in_an_augmented_index(x):
+    y = x * 1.0
+    g = lambda k: k + 1
+    y[g(0)] += x[0] * x[2]
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("x", [np.array([-0.1, 0.19, -0.95]), np.array([0.3, 0.4, 0.45])], ids=["some", "none"])
+def test_a_local_function_called_in_an_assignment_target_is_inlined(x):
+    W = np.array([[0.42, -0.1, 0.47], [-0.24, -0.6, -0.23], [0.98, 0.76, -0.04]])
+    check(lambda_called_in_a_written_index, x, W, 0.13, wrt=(0, 1, 2))
+    check(lambda_called_in_an_augmented_index, x)

@@ -333,4 +333,18 @@ def inline_local_functions(parsed: Parsed, namer: Namer, body: list[gast.stmt], 
         return rest
     for fn in inliner.local.values():
         fn.body = prepare(fn.body)
-    return inliner.block(rest)
+    out = inliner.block(rest)
+    _check_all_inlined(inliner, out)
+    return out
+
+
+def _check_all_inlined(inliner: Inliner, body: list[gast.stmt]) -> None:
+    """A call of a local function left where no inlining reached (a for loop's target, say), of a
+    function no statement defines any more, is refused here rather than left to fail as it runs."""
+    stored = stored_names(body)
+    for stmt in body:
+        for node in _own_nodes([stmt]):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                    and node.func.id in inliner.local and node.func.id not in stored:
+                inliner.fail(node, f"a call of the local function {node.func.id} in this place",
+                             "call it in an assignment of its own just before, and use that variable here")

@@ -50,16 +50,37 @@ def stored_names(nodes) -> set[str]:
 
 def rewrite_expressions(stmt: gast.stmt, transform) -> None:
     """Apply ``transform`` (a NodeTransformer) to the expressions ``stmt`` evaluates once,
-    before its body: an assignment's value, an if's test, a loop's iterable.
+    before its body: an assignment's value and its targets' indices and objects (in Python's
+    order), an if's test, a loop's iterable.
 
     A while's test is evaluated again at every iteration, so statements hoisted
     before the loop could not stand for it; it is left alone.
     """
+    if isinstance(stmt, gast.AugAssign):  # Python evaluates the target's parts first, then the value
+        _rewrite_target(stmt.target, transform)
     for field in ("value", "test", "iter"):
         if isinstance(stmt, gast.While) and field == "test":
             continue
         if getattr(stmt, field, None) is not None:
             setattr(stmt, field, transform.visit(getattr(stmt, field)))
+    if isinstance(stmt, (gast.Assign, gast.AnnAssign)):  # then, left to right, each target's parts
+        for target in stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]:
+            _rewrite_target(target, transform)
+
+
+def _rewrite_target(target: gast.expr, transform) -> None:
+    """The expressions an assignment evaluates to find where it stores: ``a[i]``'s a and i,
+    ``o.f``'s o, each element's of a tuple target."""
+    if isinstance(target, gast.Subscript):
+        target.value = transform.visit(target.value)
+        target.slice = transform.visit(target.slice)
+    elif isinstance(target, gast.Attribute):
+        target.value = transform.visit(target.value)
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        for element in target.elts:
+            _rewrite_target(element, transform)
+    elif isinstance(target, gast.Starred):
+        _rewrite_target(target.value, transform)
 
 
 class Rename(gast.NodeTransformer):
