@@ -31,7 +31,7 @@ from .backend.pipeline import FORWARD, Mode, compile
 from .errors import NoGradientRule, RefusedWhenRun, UnsupportedSyntax
 from .frontend.parse import in_library, signature_of
 from .rules.checkpoint import recomputes, unwrap
-from .rules.closures import captures
+from .rules.closures import captures, lifted_from
 from .rules import registry
 from .values import TangentDict, TangentTuple, add_tangents, part, unthunk, zero
 from .values.arrays import receives
@@ -112,6 +112,12 @@ class CallDerivative:
             plan.method_rule(prim, callee)
             return plan
         plan.resolve(callee)
+        if plan.derivative is not None and not plan.lifted and self.active(_SELF) \
+                and getattr(plan.derivative, "order", 1) >= 2 and captures(getattr(callee, "root", None)) is not None:
+            raise RefusedWhenRun(f"differentiating {plan.label} with respect to the values its local function "
+                                 f"captures: that is a third derivative, and adsrc differentiates up to order 2",
+                                 self.where, "pass those values to it as arguments (the direction of an hvp "
+                                 "is differentiable), or define the function outside")
         if plan.derivative is not None and not plan.lifted and self.active(_SELF):
             raise RefusedWhenRun(f"differentiating {plan.label} with respect to what the function it differentiates "
                                  f"holds (an object's attributes, a partial's arguments)", self.where,
@@ -340,7 +346,8 @@ class _Plan:
             if recomputes(callee) and unwrap(callee) is not callee:  # adsrc.checkpoint(f) called as a value:
                 callee = unwrap(callee)  # differentiated as f, whose tape is then kept (not recomputed)
                 continue
-            if inspect.isfunction(callee) and not in_library(callee):
+            # a user's function, or a local one lifted (rules/closures.py: compiled as that function, lifted)
+            if inspect.isfunction(callee) and (not in_library(callee) or lifted_from(callee) is not None):
                 self.function, self.label = callee, callee.__qualname__
                 self.bind(callee)
                 captured = captures(callee)

@@ -228,3 +228,73 @@ def test_hvp_in_its_arguments_is_a_third_derivative_refused(outer):
     with pytest.raises(adsrc.errors.InvalidArgument, match="third derivative") as error:
         outer(_hvp_in_its_point)(X)
     assert "test_forward_inside.py:" in str(error.value)
+
+
+# -- jacobian and hessian made inside, of functions that read the differentiated value -----------------
+def _swap(z, w):
+    return np.sin(z) * w[::-1]
+
+
+def jacobian_of_a_lambda_over_the_input(a):
+    J = adsrc.jacobian(lambda z: np.sin(z) * a)(a)
+    return np.sum(J * J)
+
+
+def jacobian_of_a_local_def(a):
+    def flow(z):
+        return np.tanh(z * a[0]) + a * z
+
+    return np.sum(np.cos(adsrc.jacobian(flow)(a * 0.5)))
+
+
+def jacobian_forward_of_a_lambda(a):
+    J = adsrc.jacobian(lambda z: z ** 2 * a, mode="fwd")(a[::-1])
+    return np.sum(J * a)
+
+
+def jacobian_of_two_arguments(a):
+    J = adsrc.jacobian(_swap, argnums=1)(a, a * 2.0)
+    return np.sum(J * a)
+
+
+def hvp_of_a_lambda_in_its_direction(a):
+    w = X * 2.0
+    return np.sum(adsrc.hvp(lambda z: np.sum(np.sin(z) * w))(X, a) ** 2)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+@pytest.mark.parametrize("f", [jacobian_of_a_lambda_over_the_input, jacobian_of_a_local_def,
+                               jacobian_forward_of_a_lambda, jacobian_of_two_arguments,
+                               hvp_of_a_lambda_in_its_direction], ids=lambda f: f.__name__)
+def test_jacobian_inside_of_a_function_that_reads_the_input(f, eager):
+    # Second order: the Jacobian's rows are gradients, and their vjp reaches what the lambda captured.
+    value, gradient = adsrc.value_and_grad(f, eager=eager)(V)
+    assert value == f(V)
+    np.testing.assert_allclose(gradient, _central(f, V), rtol=1e-6, atol=1e-7)
+
+
+def test_jacobian_inside_forward_mode_of_a_function_that_reads_the_input():
+    f = jacobian_of_a_lambda_over_the_input
+    value, tangent = adsrc.jvp(f, (V,), (X,))
+    assert value == f(V)
+    np.testing.assert_allclose(tangent, np.dot(_central(f, V), X), rtol=1e-6)
+
+
+def _hessian_of_a_lambda(a):
+    return np.sum(adsrc.hessian(lambda z: np.sum(np.sin(z) * a * z))(a))
+
+
+def test_hessian_of_a_lambda_over_the_input_is_a_third_derivative_refused():
+    with pytest.raises(adsrc.errors.InvalidArgument, match="third derivative") as error:
+        adsrc.grad(_hessian_of_a_lambda)(V)
+    assert "test_forward_inside.py:" in str(error.value)
+
+
+def _hvp_of_a_lambda_over_the_input(a):
+    return np.sum(adsrc.hvp(lambda z: np.sum(np.sin(z) * a))(X, a) ** 2)
+
+
+def test_hvp_of_a_lambda_over_the_input_is_a_third_derivative_refused():
+    with pytest.raises(adsrc.errors.AdsrcError, match="third derivative") as error:
+        adsrc.grad(_hvp_of_a_lambda_over_the_input)(V)
+    assert "test_forward_inside.py:" in str(error.value)

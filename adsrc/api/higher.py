@@ -25,6 +25,7 @@ from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zero
 from .trees import flatten
 from .primitives import callable_for
 from .vmap import vjp_rows
+from ..rules.closures import lift
 from ..rules.given import repeated
 from ..rules.registry import defjvp, defvjp
 
@@ -64,6 +65,19 @@ class Jacobian:
 
     def __repr__(self) -> str:
         return f"<adsrc jacobian({getattr(self.root, '__name__', 'f')}), wrt={self.wrt if self.many else self.wrt[0]!r}>"
+
+    def __adsrc_lifted__(self) -> "Jacobian":
+        """This Jacobian of a local function ``g`` (``jacobian(lambda z: f(z, a))`` inside a differentiated
+        function) as one of ``g`` lifted, taking ``g``'s captured values first (rules/closures.py): its
+        pullback then reaches them too, as :meth:`Derivative.__adsrc_lifted__` does for ``grad(g)``."""
+        where = f"{getattr(self.root, '__name__', 'f')} ({_where(self.root)})"
+        if self.order > 1 or self.of is not self.root:
+            raise InvalidArgument(f"differentiating {self!r} of {where}, a local function: a second derivative "
+                                  f"of a local function inside a differentiated function is a third derivative, "
+                                  f"and adsrc differentiates up to order 2")
+        count = len(self.root.__code__.co_freevars)
+        wrt = tuple(count + q for q in self.wrt)
+        return jacobian(lift(self.root), wrt if self.many else wrt[0])
 
     def _element_gradients(self, args: tuple) -> tuple[Any, Any, list]:
         """The input differentiated, ``of``'s value, and the gradient (a Derivative) of each of its elements."""
@@ -344,3 +358,10 @@ def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...
 def _zero_block(out: Any, x: Any) -> Any:
     shape = np.shape(out) + np.shape(x)
     return np.zeros(shape) if shape else 0.0
+
+
+# jacobian(g) and hessian(g) of a local function g inside a differentiated function, as grad(g)'s: the cotangent
+# (and tangent) is g's own, the tuple of its captured values', which calls.py hands to the lifted Jacobian.
+for _maker in (jacobian, hessian):
+    defvjp(_maker, _same_cotangent, None)
+    defjvp(_maker, _same_tangent, None, piecewise_linear=True)

@@ -125,9 +125,10 @@ def forwards_everything(func: Callable) -> bool:
     """A ``functools.wraps`` wrapper that takes ``(*args, **kwargs)`` and stands for the function it wraps."""
     if not inspect.isfunction(func) or not hasattr(func, "__wrapped__"):
         return False
-    kinds = [p.kind for p in inspect.signature(func, follow_wrapped=False).parameters.values()]
-    return kinds in ([inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD],
-                     [inspect.Parameter.VAR_POSITIONAL])
+    # The code's own parameters: functools.wraps also copies a __signature__ the wrapped function has
+    # (a lifted closure's, rules/closures.py), which inspect reads even with follow_wrapped=False.
+    code = func.__code__
+    return code.co_argcount == 0 and code.co_kwonlyargcount == 0 and bool(code.co_flags & inspect.CO_VARARGS)
 
 
 def signature_of(func: Callable) -> inspect.Signature:
