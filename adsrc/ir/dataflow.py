@@ -54,6 +54,46 @@ def names(node: gast.AST) -> list[gast.Name]:
     return found
 
 
+def nodes(node: gast.AST) -> list[gast.AST]:
+    """Every node in ``node``, itself included, but the expression contexts and operators (what
+    ``gast.walk`` finds but those, in another order, several times faster)."""
+    found: list[gast.AST] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        cls = type(current)
+        fields = _child_fields.get(cls)
+        for field in _fields_of(cls) if fields is None else fields:
+            value = getattr(current, field, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, gast.AST))
+            elif isinstance(value, gast.AST):
+                stack.append(value)
+    return found
+
+
+def parents(node: gast.AST) -> dict[int, gast.AST]:
+    """``id(child) -> parent`` for every node in ``node`` (as :func:`nodes` finds them)."""
+    found: dict[int, gast.AST] = {}
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        cls = type(current)
+        fields = _child_fields.get(cls)
+        for field in _fields_of(cls) if fields is None else fields:
+            value = getattr(current, field, None)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, gast.AST):
+                        found[id(v)] = current
+                        stack.append(v)
+            elif isinstance(value, gast.AST):
+                found[id(value)] = current
+                stack.append(value)
+    return found
+
+
 def liveness(stmts: list[gast.stmt], live_after: set[str], visit: Visit | None = None,
              jump: set[str] | None = None, written: frozenset[str] = frozenset()) -> set[str]:
     """The names live before ``stmts``, given those live after them.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gast
 
-from ..ir.dataflow import blocks, liveness, loads, stores
+from ..ir.dataflow import blocks, liveness, loads, names, nodes, stores
 
 
 def _pure(node: gast.AST, context) -> bool:
@@ -43,9 +43,8 @@ def _restores_unread(target: gast.AST, live: set[str], context) -> bool:
 def _calls_locals(adjoint: gast.FunctionDef, pullback: gast.FunctionDef) -> bool:
     """Whether the pullback calls a function that is a value of the adjoint (a callee's pullback, a local
     function), which may read an array the forward sweep passed it without naming it here."""
-    local = {n.id for n in gast.walk(adjoint) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in local
-               for n in gast.walk(pullback))
+    local = {n.id for n in names(adjoint) if type(n.ctx) is gast.Store}
+    return any(type(n) is gast.Call and type(n.func) is gast.Name and n.func.id in local for n in nodes(pullback))
 
 
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:

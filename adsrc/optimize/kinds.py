@@ -36,7 +36,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from ..ir.dataflow import names
+from ..ir.dataflow import names, nodes, parents
 from ..rules import registry
 from ..rules.templates import MAX_ITEMS, NONE, ZERO, Kind, constant, example, kind_of
 from ..values.zero import ZeroTangent, zero
@@ -138,7 +138,7 @@ class Inference:
         self._local: dict[str, Kinds | None] = {}  # during a walk: the kinds one assignment gave, at this point
         self._at: dict[int, tuple[gast.Name, Kinds | None]] = {}  # a read's kinds where that is what reaches it
         # a nested function that rebinds an outer name makes a call an assignment: then only the unions
-        self._flow = not any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(adjoint))
+        self._flow = not any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in nodes(adjoint))
         self.run()
 
     # ---- the fixpoint ---------------------------------------------------------------
@@ -204,8 +204,8 @@ class Inference:
 
     def _forget(self, node: gast.AST) -> None:
         """The names ``node`` binds anywhere in it: their reads after it see each name's union."""
-        for found in gast.walk(node):
-            if isinstance(found, gast.Name) and isinstance(found.ctx, gast.Store):
+        for found in names(node):
+            if type(found.ctx) is gast.Store:
                 self._local.pop(found.id, None)
 
     def _stmt(self, stmt: gast.stmt) -> None:
@@ -539,13 +539,13 @@ def _passed_only(adjoint: gast.FunctionDef, name: str, namespace: dict[str, Any]
 def _reads_only(adjoint: gast.FunctionDef, name: str, tape: str | None,
                 allowed: Callable[[gast.Name, gast.AST | None], bool]) -> bool:
     """Whether every read of ``name`` is an element of a tape push, the tape push itself, or ``allowed``."""
-    parents = {id(child): node for node in gast.walk(adjoint) for child in gast.iter_child_nodes(node)}
-    for node in gast.walk(adjoint):
-        if not (isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load)):
+    up = parents(adjoint)
+    for node in names(adjoint):
+        if not (node.id == name and type(node.ctx) is gast.Load):
             continue
-        parent = parents.get(id(node))
+        parent = up.get(id(node))
         if isinstance(parent, gast.Tuple):  # an element of a tape push
-            if not _tape_push(parents.get(id(parent)), tape):
+            if not _tape_push(up.get(id(parent)), tape):
                 return False
         elif not (_tape_push(parent, tape) or allowed(node, parent)):
             return False

@@ -15,7 +15,7 @@ import gast
 
 from ..ir import annotations as anno
 from ..ir.build import name
-from ..ir.dataflow import blocks, liveness, loads
+from ..ir.dataflow import blocks, liveness, loads, names, nodes
 
 
 def _names(node: gast.AST) -> list[gast.Name]:
@@ -64,8 +64,8 @@ def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     if context.tape:
         changed |= _push_before_copies(adjoint, context.tape)
     if context.tape and not any(
-            isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == context.tape
-            for n in gast.walk(adjoint)):
+            type(n) is gast.Attribute and type(n.value) is gast.Name and n.value.id == context.tape
+            for n in nodes(adjoint)):
         adjoint.body = [s for s in adjoint.body if not (
             isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and s.targets[0].id == context.tape)]
         context.tape = None
@@ -103,8 +103,7 @@ def _push_before_copies(adjoint: gast.FunctionDef, tape: str) -> bool:
         for s in block:
             if not isinstance(s, gast.FunctionDef) and not anno.get(s, anno.TAPE_COPY, False):
                 for n in _own_names(s):
-                    if isinstance(n, gast.Name):
-                        reads[n.id] = reads.get(n.id, 0) + 1
+                    reads[n.id] = reads.get(n.id, 0) + 1
     for block in list(blocks(adjoint.body)):
         copies: dict[str, int] = {}  # made since the last push: name -> position
         j = 0
@@ -145,9 +144,9 @@ def _take_back_copies(block: list[gast.stmt], j: int, copies: dict[str, int], re
     return where[0]
 
 
-def _own_names(stmt: gast.stmt) -> list[gast.AST]:
-    """The nodes of ``stmt`` outside the blocks it holds (a loop's target and iterable, an if's test)."""
+def _own_names(stmt: gast.stmt) -> list[gast.Name]:
+    """The names in ``stmt`` outside the blocks it holds (a loop's target and iterable, an if's test)."""
     if not any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse")):
-        return list(gast.walk(stmt))
+        return names(stmt)
     heads = [getattr(stmt, f) for f in ("target", "iter", "test") if getattr(stmt, f, None) is not None]
-    return [n for head in heads for n in gast.walk(head)]
+    return [n for head in heads for n in names(head)]
