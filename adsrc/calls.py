@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 import weakref
 from typing import Any, Callable
@@ -303,6 +304,27 @@ def _routes(source: Any, d: Any) -> list[tuple[Any, Any]]:
     return [] if source is None else [(source, d)]
 
 
+# The methods a frozen scipy.stats distribution runs as ``self.dist.<name>(*given, *self.args, **self.kwds)``
+_FROZEN_METHODS = frozenset({"pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "pmf", "logpmf",
+                             "mean", "var", "std", "median", "entropy"})
+
+
+def _frozen_distribution_method(callee: Any) -> bool:
+    """``norm(0.0, 2.0).logpdf``, a bound method of SciPy's rv_frozen (known by its shape: no SciPy import)."""
+    frozen = getattr(callee, "__self__", None)
+    return isinstance(callee, types.MethodType) and getattr(callee, "__name__", "") in _FROZEN_METHODS \
+        and type(frozen).__name__ in ("rv_continuous_frozen", "rv_discrete_frozen", "rv_frozen") \
+        and all(hasattr(frozen, a) for a in ("dist", "args", "kwds"))
+
+
+def _module_distribution(dist: Any) -> Any:
+    """scipy.stats' own instance of ``dist``'s distribution (``scipy.stats.norm``), which rules are registered
+    on: a frozen distribution holds a copy made with the same constructor parameters."""
+    stats = sys.modules.get("scipy.stats")
+    named = getattr(stats, getattr(dist, "name", ""), None) if stats is not None else None
+    return named if type(named) is type(dist) else dist
+
+
 class _Plan:
     """A resolved call: the Python function (or rule) it runs, and where each parameter's value came from."""
 
@@ -356,7 +378,17 @@ class _Plan:
                     self.bound[0:0] = [(v, _Captured(i, len(captured)) if owner == _SELF else None)
                                        for i, v in enumerate(captured)]
                 return
-            if isinstance(callee, types.MethodType):  # a classmethod's class is a constant
+            if _frozen_distribution_method(callee):
+                # a frozen scipy.stats distribution's method: the distribution's, with the frozen parameters
+                # after the call's own arguments, as rv_frozen passes them (dist.logpdf(x, *args, **kwds))
+                frozen = callee.__self__
+                if owner == _SELF and holds_floats((frozen.args, frozen.kwds)):
+                    self.holds = "a frozen scipy.stats distribution's parameters"
+                self.positional.extend((a, None) for a in frozen.args)
+                for key, value in frozen.kwds.items():
+                    self.keywords.setdefault(key, (value, None))
+                callee = getattr(_module_distribution(frozen.dist), callee.__name__)
+            elif isinstance(callee, types.MethodType):  # a classmethod's class is a constant
                 self.positional.insert(0, (callee.__self__, None if inspect.isclass(callee.__self__) else owner))
                 callee = callee.__func__
             elif isinstance(callee, functools.partial):

@@ -67,10 +67,13 @@ class RefusedWhenRun(UnsupportedSyntax):
 class NoGradientRule(AdsrcError):
     """A call to a function that has no adjoint rule and no Python source."""
 
-    def __init__(self, name: str, where: str, remedy: str = ""):
+    def __init__(self, name: str, where: str, remedy: str = "", instead: str = ""):
         name = _as_written(name, where)
         self.name = name
         self.where = where
+        if instead:  # what to write instead, where registering a rule is not the remedy
+            super().__init__(f"{where}: no gradient rule for {name}; {instead}")
+            return
         if remedy:
             super().__init__(f"{where}: no gradient rule for {name}; register one with {remedy}")
             return

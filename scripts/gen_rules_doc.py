@@ -122,7 +122,11 @@ registered only when SciPy is installed (`.venv/bin/python -m pip install ".[sci
 project's virtual environment); adsrc itself needs
 only NumPy and gast. Functions of installed libraries and of the standard
 library are primitives: adsrc never differentiates their source, so one
-without a rule raises `NoGradientRule` at its call, naming the remedy.
+without a rule raises `NoGradientRule` at its call, naming the remedy. A
+frozen scipy.stats distribution (`d = norm(0.5, 2.0)`, then `d.logpdf(x)`,
+`d.cdf(x)`, ...) runs its distribution's rule with the frozen parameters as
+constants; one frozen with parameters that carry a gradient is refused
+(call `norm.logpdf(x, mu, sigma)` instead).
 
 ## Complex values
 

@@ -398,3 +398,41 @@ def test_no_gradient_functions_load_when_scipy_is_imported_after_adsrc(tmp_path)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert float(run.stdout.split()[0]) == -1.0  # gammasgn(-0.5) = -1, a constant
+
+
+# -- frozen distributions: norm(loc, scale).logpdf is norm.logpdf(x, loc, scale) ----------------------------
+FROZEN = (stats.norm(0.3, 2.0), stats.norm(loc=-0.2, scale=0.5), stats.t(3.0, scale=0.5), stats.gamma(2.0))
+
+
+def frozen_methods(x):
+    a, b, c, d = FROZEN
+    return (np.sum(a.logpdf(x)) + np.sum(b.cdf(x * 2.0)) + np.sum(b.logsf(x)) + np.sum(c.pdf(x))
+            + np.sum(d.logpdf(x + 2.0)))
+
+
+def frozen_made_inside(x):
+    d = stats.norm(0.5, 2.0)
+    return np.sum(d.logpdf(x) * x)
+
+
+@pytest.mark.parametrize("f", [frozen_methods, frozen_made_inside], ids=lambda f: f.__name__)
+def test_a_frozen_distribution_with_constant_parameters_is_its_distribution_with_them(f):
+    check(f, RNG.normal(size=3))
+
+
+def test_a_frozen_distribution_keeps_the_compile_cache():
+    g = adsrc.grad(frozen_methods)
+    x = RNG.normal(size=3)
+    g(x)
+    assert "the compile cache held" in str(adsrc.explain(frozen_methods, x))
+
+
+def frozen_of_a_parameter(p):
+    d = stats.norm(p[0], 2.0)
+    return np.sum(d.logpdf(np.array([0.1, 0.5])))
+
+
+def test_a_distribution_frozen_with_differentiated_parameters_is_refused_with_the_working_form():
+    with pytest.raises(NoGradientRule, match=r"stats.norm.logpdf\(x, \*params\)") as error:
+        adsrc.grad(frozen_of_a_parameter)(np.array([0.3, 1.0]))
+    assert "test_scipy.py:" in str(error.value)

@@ -173,7 +173,7 @@ class CallSplitter(CalleeResolver):
             target = bound_parts(obj)[0]
             if not inspect.isfunction(target) and registry.lookup(target) is None \
                     and not hasattr(type(obj), "__adsrc_pullback__"):  # adsrc.grad(g), adsrc.vmap(g): their own
-                raise NoGradientRule(label, self.where(node))
+                raise NoGradientRule(label, self.where(node), instead=_distribution_remedy(obj, label))
             return self.dynamic(node, False)  # a bound method, a partial, a callable object, or f(*xs)
         if obj is dict and node.keywords and len(node.args) <= 1 and not spread:
             return self.dict_with(node)
@@ -376,6 +376,15 @@ class CallSplitter(CalleeResolver):
                 raise UnsupportedSyntax(f"the default value of {callee.__name__}'s parameter {param.name}",
                                         self.where(node), "pass it explicitly")
         return out
+
+
+def _distribution_remedy(obj: Any, label: str) -> str:
+    """For a scipy.stats distribution called to freeze it (``norm(mu, s)``) inside the function: the working forms."""
+    if not (type(obj).__module__.startswith("scipy.stats") and hasattr(obj, "freeze")):
+        return ""
+    return (f"a distribution frozen with parameters that carry a gradient is not differentiated; call its "
+            f"method with the parameters, {label}.logpdf(x, *params) (a rule, differentiated in each), or "
+            f"freeze it with constant ones (`d = {label}(0.0, 1.0)`, then d.logpdf(x))")
 
 
 # Methods of Python's own containers: without a rule of their own, a call of one on a differentiated value is
