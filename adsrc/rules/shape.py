@@ -122,9 +122,15 @@ def _cast_dx(g, ans, x, *args, **kwargs):
     return cast_like(g, x)
 
 
+_FLOATS = (float, np.float64)
+
+
 def _array_dobject(g, ans, obj, *args, **kwargs):
     """Split the cotangent back into the nested lists the array was built from."""
     if isinstance(obj, (list, tuple)):
+        if type(g) is np.ndarray and g.dtype == np.float64 and g.shape == (len(obj),) \
+                and all(type(item) in _FLOATS for item in obj):
+            return list(g)  # a list of doubles (a long recurrence's history): its elements, as NumPy floats
         return [_array_dobject(g[i], None, item) for i, item in enumerate(obj)]
     return cast_like(np.reshape(g, np.shape(obj)), obj)
 
