@@ -403,3 +403,46 @@ def test_vjp_agrees_with_the_generic_adjoint_for_any_cotangent(eager, monkeypatc
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-300)
             assert np.asarray(a).dtype == np.asarray(b).dtype
     assert any(built), "vjp should run a specialized adjoint"
+
+
+# -- reads by slices added into one gradient in place (optimize/indexed.py scatter_adds) ---------------
+def differences(x):
+    return np.sum((x[1:] - x[:-1]) ** 2) + np.sum(x[2:] * x[:-2])
+
+
+def stencil_concatenated(u0, r):
+    u = u0
+    for _ in range(4):
+        u = np.concatenate([u[:1], u[1:-1] + r * (u[:-2] - 2 * u[1:-1] + u[2:]), u[-1:]])
+    return np.sum(u * u)
+
+
+def shrinking(u):
+    for _ in range(3):
+        u = u[1:] + u[:-1] * 0.5  # the gradient of the new u is read to make the old one's
+    return np.sum(u * u)
+
+
+def strided(x):
+    return np.sum(x[::2] * x[1::2]) + np.sum(np.sin(x[1:3]))
+
+
+def rows(X):
+    return np.sum((X[1:] - X[:-1]) ** 2) + np.sum(X[:1] * X[-1:])
+
+
+@pytest.mark.parametrize("f,args,wrt", [
+    (differences, (np.linspace(-1.0, 2.0, 9),), 0),
+    (stencil_concatenated, (np.linspace(0.0, 1.0, 8) ** 2, 0.2), (0, 1)),
+    (shrinking, (np.linspace(-1.0, 1.0, 7),), 0),
+    (strided, (np.linspace(0.1, 1.2, 8),), 0),
+    (rows, (np.arange(12.0).reshape(4, 3) / 7.0,), 0),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_reads_by_slices_add_into_one_gradient(f, args, wrt):
+    check(f, *args, wrt=wrt)
+
+
+def test_a_stencil_gradient_reads_like_hand_written_code():
+    source = adsrc.adjoint_source(differences, args=(np.ones(9),))
+    assert "dx = np.zeros((9,))" in source and "dx[1:] += " in source and "dx[2:] += " in source
+    assert "getitem_dx" not in source.split("def pullback")[1]

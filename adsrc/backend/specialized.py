@@ -27,6 +27,7 @@ from ..ir.stopwatch import phase
 from ..optimize import copy_adjoint, dots, optimize as run_passes, owned, pullback_of
 from ..optimize.fold import fold
 from ..optimize.hoist import hoist
+from ..optimize.indexed import scatter_adds
 from ..optimize.inline_writes import WriteInliner, as_lists
 from ..optimize.kinds import only_read, single
 from ..optimize.specialize import Specializer, rules_of, signature_kinds
@@ -208,6 +209,8 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     fold(function, inference, generic.tape)  # temporaries read once, back into their reader
     if not generic.context.accumulation.eager:  # a float's dot products with many vectors, computed as one
         dots.run(pullback_of(function), namespace, lambda node: single(inference.expr(node)), taken)
+    # reads by slices (a stencil's u[1:-1], u[2:]) of a gradient that no one else holds, added into it in place
+    scatter_adds(pullback_of(function).body, inference, rules_of(vjps), vjps, module_alias)
     # last: a loop's owned float64 gradient vectors that it only indexes, as Python lists over the loop
     as_lists(function, inference, runtime, module_alias("np", np))
     known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))

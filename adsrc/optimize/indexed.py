@@ -26,6 +26,7 @@ import gast
 import numpy as np
 
 from ..ir.build import assign, clone, const, method, name
+from ..ir.dataflow import loads, stores
 from ..rules import registry
 from ..rules.templates import Kind, example, real
 from .kinds import Inference, own_rule_function, single
@@ -51,17 +52,20 @@ def one_hots(block: list[gast.stmt], inference: Inference, rules: dict[str, tupl
     return changed
 
 
-def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rule: Any,
-             module_alias: Callable) -> list[gast.stmt] | None:
-    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-            and isinstance(stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name)
-            and not stmt.value.keywords and len(stmt.value.args) == 4):
+def _read_by_index(value: gast.expr, inference: Inference, rules: dict, vjps: dict, rule: Any,
+                   slices: bool = True) -> Kind | None:
+    """The kind of ``x`` where ``value`` is ``getitem_dx(g, None, x, i)`` that the two statements of the module
+    docstring compute exactly: ``x`` a real array, ``g`` a real number or array (float64 with ``x``), ``i`` an
+    int or a slice of constant bounds (a basic index: each element at most once, so ``+=`` is the vjp's)."""
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and not value.keywords
+            and len(value.args) == 4):
         return None
-    label = stmt.value.func.id
+    label = value.func.id
     if rules.get(label) != (rule, 0) or not own_rule_function(vjps.get(label)):
         return None
-    g, ans, x, index = stmt.value.args
-    if not all(isinstance(a, (gast.Name, gast.Constant)) for a in (g, ans, x, index)):
+    g, ans, x, index = value.args
+    if not all(isinstance(a, (gast.Name, gast.Constant)) for a in (ans, x)) \
+            or not (slices or isinstance(g, (gast.Name, gast.Constant))):
         return None
     array = single(inference.expr(x))
     cotangent = inference.expr(g)
@@ -69,16 +73,126 @@ def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rul
             or cotangent is None or not all(k.type in _COTANGENTS and real(k) for k in cotangent):
         return None
     if not (isinstance(index, gast.Constant) and type(index.value) is int
-            or isinstance(index, gast.Name) and inference.expr(index) == {Kind(int)}):
+            or isinstance(index, gast.Name) and inference.expr(index) == {Kind(int)}
+            or slices and _constant_slice(index, inference) and array.shape):
         return None
     dtypes = {np.result_type(example(array), example(k)) for k in cotangent}
     if len(dtypes) != 1:
         return None
     if dtypes.pop() != np.float64:
         return None  # (the kinds know no float32 number, so no float32 cotangent reaches here)
+    return array
+
+
+def _constant_slice(index: gast.expr, inference: Inference) -> bool:
+    """``slice(1, -1, None)``: Python's slice of int or None constants (the builtin, not shadowed)."""
+    return isinstance(index, gast.Call) and inference.resolve(index.func) is slice and not index.keywords \
+        and 1 <= len(index.args) <= 3 and all(
+            isinstance(a, gast.Constant) and (a.value is None or type(a.value) is int)
+            or isinstance(a, gast.UnaryOp) and isinstance(a.op, gast.USub) and isinstance(a.operand, gast.Constant)
+            and type(a.operand.value) is int for a in index.args)
+
+
+def _added_at(target: str, call: gast.Call, like: gast.stmt) -> gast.stmt:
+    """``target[i] += g`` for ``getitem_dx(g, None, x, i)``."""
+    g, index = call.args[0], call.args[3]
+    if isinstance(index, gast.Call):  # slice(1, -1, None), as it is written: [1:-1]
+        bounds = [None if isinstance(a, gast.Constant) and a.value is None else clone(a) for a in index.args]
+        bounds += [None] * (3 - len(bounds))
+        if len(index.args) == 1:  # slice(stop)
+            bounds = [None, bounds[0], None]
+        index = gast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2])
+    element = gast.Subscript(value=name(target), slice=clone(index), ctx=gast.Store())
+    return gast.copy_location(gast.AugAssign(target=element, op=gast.Add(), value=clone(g)), like)
+
+
+def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rule: Any,
+             module_alias: Callable, slices: bool = False) -> list[gast.stmt] | None:
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    array = _read_by_index(stmt.value, inference, rules, vjps, rule, slices)
+    if array is None or stmt.targets[0].id in loads(stmt.value):  # g read after the target is made zeros
+        return None
     np_name = module_alias("np", np)
     target = stmt.targets[0].id
     made = assign(target, method(np_name, "zeros", const(array.shape)), like=stmt)
-    element = gast.Subscript(value=name(target), slice=clone(index), ctx=gast.Store())
-    added = gast.copy_location(gast.AugAssign(target=element, op=gast.Add(), value=clone(g)), stmt)
-    return [made, added]
+    return [made, _added_at(target, stmt.value, stmt)]
+
+
+def scatter_adds(block: list[gast.stmt], inference: Inference, rules: dict[str, tuple[Any, int]],
+                 vjps: dict[str, Callable], module_alias: Callable) -> bool:
+    """``d = d + getitem_dx(g, None, x, i)`` as ``d[i] += g`` where ``d`` is a float64 array of ``x``'s shape
+    that no other name or object can refer to: the last assignment before it in this block made it (the
+    ``np.zeros`` of a read by index, or an arithmetic of arrays, which NumPy returns as a new array) and
+    nothing read it since. The same sums (``d[k] + g[k]`` where ``i`` reads, ``d[k]`` elsewhere, but for
+    the sign of a zero) without a dense array of zeros per read: a stencil's ``u[1:-1]``, ``u[:-2]`` and
+    ``u[2:]`` add into one buffer. A read by a slice of constant bounds, ``d = getitem_dx(g, None, x, s)``,
+    is first the two statements of the module docstring. Nested blocks are rewritten with nothing known
+    fresh at their start. Run last (after optimize/dots.py, which gathers additions, not writes)."""
+    rule = registry.lookup(operator.getitem)
+    changed = False
+    fresh: set[str] = set()
+    out: list[gast.stmt] = []
+    for stmt in block:
+        for part in ("body", "orelse"):
+            inner = getattr(stmt, part, None)
+            if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
+                changed |= scatter_adds(inner, inference, rules, vjps, module_alias)
+        written = _written(stmt, inference, rules, vjps, rule, module_alias, slices=True)
+        if written is not None:  # d = np.zeros(shape); d[s] += g: a new array, written in place
+            out += written
+            fresh = (fresh - loads(stmt)) | {stmt.targets[0].id}
+            changed = True
+            continue
+        added = _scatter_add(stmt, fresh, inference, rules, vjps, rule)
+        if added is not None:
+            out.append(added)
+            changed = True
+            continue  # d is still the array it was: fresh
+        out.append(stmt)
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript) \
+                and isinstance(stmt.target.value, gast.Name):  # d[i] += e writes into d, keeping no reference
+            fresh -= loads(stmt.value) | loads(stmt.target.slice)
+            continue
+        fresh -= loads(stmt)  # a read may keep a reference (a view, a container)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and _makes_an_array(stmt.value, inference):
+            fresh.add(stmt.targets[0].id)
+        else:
+            fresh -= stores(stmt)
+    block[:] = out
+    return changed
+
+
+def _scatter_add(stmt: gast.stmt, fresh: set[str], inference: Inference, rules: dict, vjps: dict,
+                 rule: Any) -> gast.stmt | None:
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id in fresh and isinstance(stmt.value, gast.BinOp)
+            and isinstance(stmt.value.op, gast.Add)):
+        return None
+    d = stmt.targets[0].id
+    left, right = stmt.value.left, stmt.value.right
+    other = right if isinstance(left, gast.Name) and left.id == d else left if (
+        isinstance(right, gast.Name) and right.id == d) else None
+    held = single(inference.expr(gast.Name(id=d, ctx=gast.Load(), annotation=None, type_comment=None)))
+    if other is None or held is None or held.type is not np.ndarray or held.dtype != np.float64 \
+            or d in loads(other):
+        return None
+    array = _read_by_index(other, inference, rules, vjps, rule)
+    if array is not None:
+        return _added_at(d, other, stmt) if held.shape == array.shape else None
+    added = single(inference.expr(other))  # d + e of an array e of d's shape and dtype: d += e, the same sums
+    if added is None or added.type is not np.ndarray or added.dtype != np.float64 or added.shape != held.shape:
+        return None
+    return gast.copy_location(gast.AugAssign(target=name(d, gast.Store()), op=gast.Add(), value=other), stmt)
+
+
+def _makes_an_array(value: gast.expr, inference: Inference) -> bool:
+    """``np.zeros(shape)``, or an arithmetic of known arrays and numbers: a new array no one else holds."""
+    if isinstance(value, gast.Call) and inference.resolve(value.func) is np.zeros:
+        return True
+    if not isinstance(value, gast.BinOp):
+        return False
+    kinds = [inference.expr(value), inference.expr(value.left), inference.expr(value.right)]
+    return all(k is not None and k and all(kind.type in _COTANGENTS for kind in k) for k in kinds) \
+        and all(kind.type is np.ndarray for kind in kinds[0])
