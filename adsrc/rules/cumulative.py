@@ -95,15 +95,28 @@ for _name, _f in [("cumsum", np.cumsum), ("cumprod", np.cumprod)]:
     defmethod(_name, _f)
 
 
+def _padded(g, axis, before, after):
+    """``g`` with ``before`` and ``after`` zeros along ``axis``: np.pad's constant zeros, without its cost
+    (a dense NumPy array; another library's goes through np.pad, which dispatches to it)."""
+    if type(g) is not np.ndarray:
+        pad = [(0, 0)] * g.ndim
+        pad[axis % g.ndim] = (before, after)
+        return np.pad(g, pad)
+    axis = axis % g.ndim
+    shape = list(g.shape)
+    shape[axis] += before + after
+    out = np.zeros(shape, dtype=g.dtype)
+    index = [slice(None)] * g.ndim
+    index[axis] = slice(before, before + g.shape[axis])
+    out[tuple(index)] = g
+    return out
+
+
 def _diff_da(g, ans, a, n=1, axis=-1, prepend=_NO, append=_NO):
     """Apply the adjoint of one forward difference n times, then drop prepend/append."""
     g = as_array(g)
     for _ in range(n):
-        pad = [(0, 0)] * g.ndim
-        pad[axis % g.ndim] = (1, 0)
-        before = np.pad(g, pad)
-        pad[axis % g.ndim] = (0, 1)
-        g = before - np.pad(g, pad)
+        g = _padded(g, axis, 1, 0) - _padded(g, axis, 0, 1)
     axis = axis % g.ndim
     start = 0 if no_value(prepend) else (np.shape(prepend)[axis] if np.ndim(prepend) else 1)
     index = [slice(None)] * g.ndim
