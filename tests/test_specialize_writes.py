@@ -226,10 +226,16 @@ def test_a_number_overwritten_needs_no_copy():
     assert "s_overwritten_2 = s[0]\n" in forward and "s[3:].copy()" in forward
 
 
-def test_what_is_not_exact_stays_generic():
+def test_a_slice_written_is_its_part_copied_and_cleared_in_place():
     x, a = np.linspace(-1, 1, 6), 0.3
     source = specialized_source(slices, (x, a), (0, 1)).split("def pullback", 1)[1]
-    assert "written_part(ds, s, slice(" in source or "written_part(" in source  # a slice's part keeps its helper
+    # s[3:] = v, s[1:3] = v of constant slices: the part copied (a view would change), then cleared in place
+    assert "ds_1_times_x_item_1 = ds[3:].copy()" in source and "ds[3:] = 0.0" in source
+    assert "ds[1:3] = 0.0" in source and "dx[3:] += " in source and "slice(" not in source
+
+
+def test_what_is_not_exact_stays_generic():
+    x, a = np.linspace(-1, 1, 6), 0.3
     source = specialized_source(rows, (x, a), (0, 1)).split("def pullback", 1)[1]
     assert "written_part(" in source  # a row written: an array, not a number
 

@@ -210,7 +210,7 @@ def _build(compiled: Compiled, key: tuple) -> Compiled | None:
     if not generic.context.accumulation.eager:  # a float's dot products with many vectors, computed as one
         dots.run(pullback_of(function), namespace, lambda node: single(inference.expr(node)), taken)
     # reads by slices (a stencil's u[1:-1], u[2:]) of a gradient that no one else holds, added into it in place
-    scatter_adds(pullback_of(function).body, inference, rules_of(vjps), vjps, module_alias)
+    scatter_adds(pullback_of(function).body, inference, rules_of(vjps), vjps, module_alias, runtime.get("cleared"))
     # last: a loop's owned float64 gradient vectors that it only indexes, as Python lists over the loop
     as_lists(function, inference, runtime, module_alias("np", np))
     known = tuple(None if params.get(p, ()) is None else part for p, part in zip(compiled.params, key))

@@ -26,7 +26,7 @@ import gast
 import numpy as np
 
 from ..ir.build import assign, clone, const, method, name
-from ..ir.dataflow import loads, stores
+from ..ir.dataflow import loads, names, nodes, stores
 from ..rules import registry
 from ..rules.templates import Kind, example, real
 from .kinds import Inference, own_rule_function, single
@@ -93,16 +93,21 @@ def _constant_slice(index: gast.expr, inference: Inference) -> bool:
             and type(a.operand.value) is int for a in index.args)
 
 
+def written_index(index: gast.expr) -> gast.expr:
+    """An index as it is written: ``slice(1, -1, None)`` as ``1:-1``."""
+    if not isinstance(index, gast.Call):
+        return clone(index)
+    bounds = [None if isinstance(a, gast.Constant) and a.value is None else clone(a) for a in index.args]
+    if len(bounds) == 1:  # slice(stop)
+        bounds = [None, bounds[0], None]
+    bounds += [None] * (3 - len(bounds))
+    return gast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2])
+
+
 def _added_at(target: str, call: gast.Call, like: gast.stmt) -> gast.stmt:
     """``target[i] += g`` for ``getitem_dx(g, None, x, i)``."""
     g, index = call.args[0], call.args[3]
-    if isinstance(index, gast.Call):  # slice(1, -1, None), as it is written: [1:-1]
-        bounds = [None if isinstance(a, gast.Constant) and a.value is None else clone(a) for a in index.args]
-        bounds += [None] * (3 - len(bounds))
-        if len(index.args) == 1:  # slice(stop)
-            bounds = [None, bounds[0], None]
-        index = gast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2])
-    element = gast.Subscript(value=name(target), slice=clone(index), ctx=gast.Store())
+    element = gast.Subscript(value=name(target), slice=written_index(index), ctx=gast.Store())
     return gast.copy_location(gast.AugAssign(target=element, op=gast.Add(), value=clone(g)), like)
 
 
@@ -120,13 +125,14 @@ def _written(stmt: gast.stmt, inference: Inference, rules: dict, vjps: dict, rul
 
 
 def scatter_adds(block: list[gast.stmt], inference: Inference, rules: dict[str, tuple[Any, int]],
-                 vjps: dict[str, Callable], module_alias: Callable) -> bool:
+                 vjps: dict[str, Callable], module_alias: Callable, cleared: str | None = None) -> bool:
     """``d = d + getitem_dx(g, None, x, i)`` as ``d[i] += g`` where ``d`` is a float64 array of ``x``'s shape
     that no other name or object can refer to: the last assignment before it in this block made it (the
     ``np.zeros`` of a read by index, or an arithmetic of arrays, which NumPy returns as a new array) and
     nothing read it since. The same sums (``d[k] + g[k]`` where ``i`` reads, ``d[k]`` elsewhere, but for
     the sign of a zero) without a dense array of zeros per read: a stencil's ``u[1:-1]``, ``u[:-2]`` and
-    ``u[2:]`` add into one buffer. A read by a slice of constant bounds, ``d = getitem_dx(g, None, x, s)``,
+    ``u[2:]`` add into one buffer; ``d = cleared(d, s)`` (the write ``y[s] = v`` taking its part back) of
+    such a ``d`` is ``d[s] = 0.0``, not a copy. A read by a slice of constant bounds, ``d = getitem_dx(g, None, x, s)``,
     is first the two statements of the module docstring. Nested blocks are rewritten with nothing known
     fresh at their start. Run last (after optimize/dots.py, which gathers additions, not writes)."""
     rule = registry.lookup(operator.getitem)
@@ -137,14 +143,14 @@ def scatter_adds(block: list[gast.stmt], inference: Inference, rules: dict[str, 
         for part in ("body", "orelse"):
             inner = getattr(stmt, part, None)
             if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
-                changed |= scatter_adds(inner, inference, rules, vjps, module_alias)
+                changed |= scatter_adds(inner, inference, rules, vjps, module_alias, cleared)
         written = _written(stmt, inference, rules, vjps, rule, module_alias, slices=True)
         if written is not None:  # d = np.zeros(shape); d[s] += g: a new array, written in place
             out += written
             fresh = (fresh - loads(stmt)) | {stmt.targets[0].id}
             changed = True
             continue
-        added = _scatter_add(stmt, fresh, inference, rules, vjps, rule)
+        added = _scatter_add(stmt, fresh, inference, rules, vjps, rule) or _clear(stmt, fresh, inference, cleared)
         if added is not None:
             out.append(added)
             changed = True
@@ -154,7 +160,7 @@ def scatter_adds(block: list[gast.stmt], inference: Inference, rules: dict[str, 
                 and isinstance(stmt.target.value, gast.Name):  # d[i] += e writes into d, keeping no reference
             fresh -= loads(stmt.value) | loads(stmt.target.slice)
             continue
-        fresh -= loads(stmt)  # a read may keep a reference (a view, a container)
+        fresh -= _referencing_loads(stmt)  # a read may keep a reference (a view, a container)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and _makes_an_array(stmt.value, inference):
             fresh.add(stmt.targets[0].id)
@@ -185,6 +191,38 @@ def _scatter_add(stmt: gast.stmt, fresh: set[str], inference: Inference, rules: 
     if added is None or added.type is not np.ndarray or added.dtype != np.float64 or added.shape != held.shape:
         return None
     return gast.copy_location(gast.AugAssign(target=name(d, gast.Store()), op=gast.Add(), value=other), stmt)
+
+
+def _clear(stmt: gast.stmt, fresh: set[str], inference: Inference, cleared: str | None) -> gast.stmt | None:
+    """``d = cleared(d, s)`` of a fresh float64 array ``d`` and an int or a constant slice ``s``: ``d[s] = 0.0``."""
+    if cleared is None or not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                               and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in fresh):
+        return None
+    d, value = stmt.targets[0].id, stmt.value
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == cleared
+            and len(value.args) == 2 and not value.keywords and isinstance(value.args[0], gast.Name)
+            and value.args[0].id == d):
+        return None
+    held = single(inference.expr(value.args[0]))
+    index = value.args[1]
+    if held is None or held.type is not np.ndarray or held.dtype != np.float64 or not held.shape:
+        return None
+    if not (_constant_slice(index, inference) or isinstance(index, gast.Name) and inference.expr(index) == {Kind(int)}
+            and len(held.shape) == 1):
+        return None
+    target = gast.Subscript(value=name(d), slice=written_index(index), ctx=gast.Store())
+    return gast.copy_location(gast.Assign(targets=[target], value=const(0.0), type_comment=None), stmt)
+
+
+def _referencing_loads(stmt: gast.stmt) -> set[str]:
+    """The names ``stmt`` reads other than as ``d[s].copy()``, a copy of a part (which keeps no reference)."""
+    copied = set()
+    for node in nodes(stmt):
+        if isinstance(node, gast.Call) and not node.args and not node.keywords \
+                and isinstance(node.func, gast.Attribute) and node.func.attr == "copy" \
+                and isinstance(node.func.value, gast.Subscript) and isinstance(node.func.value.value, gast.Name):
+            copied.add(id(node.func.value.value))
+    return {n.id for n in names(stmt) if type(n.ctx) is gast.Load and id(n) not in copied}
 
 
 def _makes_an_array(value: gast.expr, inference: Inference) -> bool:

@@ -43,9 +43,11 @@ import gast
 import numpy as np
 
 from ..ir.build import assign, attribute, clone, const, method, name
-from ..rules.templates import Kind
+from ..rules.templates import ZERO, Kind
+from .indexed import written_index
 from .kinds import Inference
-from .write_kinds import added_by_index, element_rank, float64_arrays, int_index, one_shape, real_scalars
+from .write_kinds import (added_by_index, element_rank, float64_arrays, int_index, one_shape, real_scalars,
+                          slice_part)
 
 
 def _call_of(node: gast.AST, label: str | None) -> gast.Call | None:
@@ -126,6 +128,11 @@ class WriteInliner:
                         and real_scalars(expr(v)):
                     inliner.changed = True
                     return _subscript(dy, index, gast.Load())  # float(dy[i]): the same number
+                sliced = slice_part(expr(dy), expr(y), expr(index), expr(v))
+                if sliced is not None and ZERO not in sliced and isinstance(index, gast.Call):
+                    inliner.changed = True  # y[s] = v of a constant slice s: dy[s], copied (a view would change)
+                    part = _subscript(dy, written_index(index), gast.Load())
+                    return gast.Call(func=gast.Attribute(value=part, attr="copy", ctx=gast.Load()), args=[], keywords=[])
                 return node
 
         Parts().visit(pullback)

@@ -80,6 +80,32 @@ def added_by_index(args: list[gast.expr], expr: Callable[[gast.expr], Kinds | No
     return real_scalars(g, ints=ZERO not in total)
 
 
+def constant_slice(kinds: Kinds | None) -> slice | None:
+    """The slice of constant bounds an index's kinds say it is (``slice(1, -1, None)``), else None."""
+    if kinds and len(kinds) == 1:
+        kind = next(iter(kinds))
+        if kind.type is slice and kind.const is not None:
+            return slice(*kind.const[0])
+    return None
+
+
+def slice_part(dy: Kinds, y: Kinds, index: Kinds, value: Kinds) -> Kinds | None:
+    """The kinds of ``written_part(dy, y, s, v)`` for ``y[s] = v`` of a constant slice ``s`` and an array ``v``
+    of ``y[s]``'s shape: ``dy[s]``, copied (rules/writes.py), a float64 array of that shape; zero for zero."""
+    s = constant_slice(index)
+    if s is None or not (y and all(k.type is np.ndarray and k.dtype == FLOAT64 and k.shape for k in y)) \
+            or not float64_arrays(value):
+        return None
+    shapes = {np.empty(k.shape)[s].shape for k in y} | {k.shape for k in value}
+    if len(shapes) != 1:
+        return None
+    shape = shapes.pop()
+    if not all(k is ZERO or k.type is np.ndarray and k.dtype == FLOAT64 and np.empty(k.shape)[s].shape == shape
+               for k in dy):
+        return None
+    return frozenset(ZERO if k is ZERO else Kind(np.ndarray, FLOAT64, shape) for k in dy)
+
+
 def write_helper_kinds(helper: str, args: list[gast.expr], expr: Callable[[gast.expr], Kinds | None],
                        vjps: dict[str, Any]) -> Kinds | None:
     """The kinds of ``helper(*args)``'s result, or None where they do not follow from the arguments' kinds."""
@@ -105,6 +131,9 @@ def write_helper_kinds(helper: str, args: list[gast.expr], expr: Callable[[gast.
             return frozenset({ZERO})  # a write into integers or booleans casts the value: no gradient
         if not (y and all(k.type is np.ndarray and k.dtype.kind == "f" for k in y)):
             return None
+        sliced = slice_part(first, y, index, value)
+        if sliced is not None:
+            return sliced
         rank = element_rank(index)
         if not (rank is not None and all(len(k.shape) == rank for k in y) and real_scalars(value)):
             return None
@@ -122,5 +151,5 @@ def write_helper_kinds(helper: str, args: list[gast.expr], expr: Callable[[gast.
     return None
 
 
-__all__ = ["WRITE_HELPERS", "write_helper_kinds", "added_by_index", "float64_arrays", "int_index", "element_rank", "real_scalars",
+__all__ = ["WRITE_HELPERS", "write_helper_kinds", "constant_slice", "slice_part", "added_by_index", "float64_arrays", "int_index", "element_rank", "real_scalars",
            "one_shape", "reads_by_index", "NONE"]
