@@ -40,7 +40,7 @@ def test_the_lines_left_to_generic_rules_are_named_with_their_rules():
     found = adsrc.explain(sorted_part, np.linspace(-1.0, 1.0, 6))
     lines = {c.code: set(c.rules) for c in found.generic_calls}
     assert lines == {"return np.sum(np.sort(y)[:2]) + np.sum(y * y)":
-                     {"numpy.sort (called)", "operator.getitem (called)"}}
+                     {"numpy.sort (called)"}}  # the slice [:2]'s vjp is written out (optimize/indexed.py)
     assert all(c.line.startswith("test_explain.py:") for c in found.generic_calls)
     assert "numpy.sort (called)" in str(found)
 

@@ -99,7 +99,7 @@ def explain(func: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | N
     >>> found.specialized
     True
     >>> [sorted(c.rules) for c in found.generic_calls]
-    [['numpy.sort (called)', 'operator.getitem (called)']]
+    [['numpy.sort (called)']]
     >>> "pass deadcode" in found.compile_seconds
     True
     """
