@@ -451,6 +451,7 @@ def _transformed(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool,
         with phase("assemble"):
             source, compiled = module.assemble(function)
     _compile_callees((func, wrt, mode), transform.callees, mode)
+    reads = [(key, obj) for key, obj in reads if key not in parsed.helpers]  # what the cache checks
     if unfinished is None:
         return Compiled(compiled, source, params, wrt, mode, reads, _defaults(func), version, attributes,
                         written=written)

@@ -47,6 +47,9 @@ class Parsed:
     # Outside names of functions whose code the front end copied in (frontend/generators.py): no longer
     # read by the code it made, but what that code means, so the compile cache checks them as reads.
     copied: list[str] = field(default_factory=list)
+    # Names the front end bound in ``closure`` to adsrc's own helpers (frontend/view_writes.py's
+    # written_through): not the program's, so the compile cache does not look for them outside.
+    helpers: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:

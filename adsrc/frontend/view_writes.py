@@ -144,9 +144,11 @@ def lower_view_writes(parsed: Parsed, lists: Callable[[gast.AST], bool] = lambda
                 assign(view.index, _as_expression(taken.slice), like=view.binding)]
             taken.slice = name(view.index)  # (the binding, kept last, now reads the kept index)
     parsed.closure[helper] = written_through
+    parsed.helpers.add(helper)
     if stores.get("slice") or parsed.resolve("slice") is not builtins.slice:  # (a name of the program's own)
         spelled = namer.fresh("slice")
         parsed.closure[spelled] = builtins.slice
+        parsed.helpers.add(spelled)
         for stmts in rewrites.values():
             for stmt in stmts:
                 for child in gast.walk(stmt):
@@ -197,6 +199,7 @@ def _loops_over_rows(parsed: Parsed, stores: dict[str, int], arrays) -> None:
             helper = Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.closure)
                            ).fresh("row_count")
             parsed.closure[helper] = row_count
+            parsed.helpers.add(helper)
         counter = counter or Namer({n.id for n in gast.walk(node) if isinstance(n, gast.Name)}).fresh(f"{row}_at")
         loop.iter = gast.copy_location(call("range", call(helper, name(base))), loop.iter)
         loop.target = gast.copy_location(store(counter), loop.target)

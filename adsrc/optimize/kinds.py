@@ -38,6 +38,7 @@ import numpy as np
 
 from ..ir.dataflow import names, nodes, parents
 from ..rules import registry
+from ..rules.views import written_through
 from ..rules.templates import MAX_ITEMS, NONE, ZERO, Kind, constant, example, kind_of
 from ..values.zero import ZeroTangent, zero
 from .write_kinds import WRITE_HELPERS, write_helper_kinds
@@ -383,6 +384,12 @@ class Inference:
             return index.value
         if isinstance(index, (gast.Name, gast.UnaryOp, gast.BinOp)) and self.expr(index) == {Kind(int)}:
             return 0  # any valid index gives an element of the same kind
+        if isinstance(index, gast.Name):  # a tuple of ints held in a name (written_through's K[i][j] index)
+            held = self.expr(index)
+            if held and len(held) == 1:
+                kind = next(iter(held))
+                if kind.type is tuple and kind.items and all(k == Kind(int) for k in kind.items):
+                    return (0,) * len(kind.items)
         if isinstance(index, gast.UnaryOp) and isinstance(index.operand, gast.Constant) \
                 and type(index.operand.value) is int and isinstance(index.op, gast.USub):
             return -index.operand.value
@@ -447,9 +454,32 @@ class Inference:
             return None if full is None else frozenset({Kind(slice, const=((full.start, full.stop, full.step),))})
         if callee is len and len(node.args) == 1 and not node.keywords:
             return self._length(self.expr(node.args[0]))
+        if callee is written_through and len(node.args) == 3 and not node.keywords:
+            return self._written_through([self.expr(a) for a in node.args])
         if callee is not _MISSING and library_primitive(callee):
             return self._apply_call(("call", id(callee)), callee, node)
         return None
+
+    @staticmethod
+    def _written_through(operands: list[Kinds | None]) -> Kinds | None:
+        """``written_through(K, i, j)`` (``K[i][j] = v``, frontend/view_writes.py) of an array and ints: the
+        index it computes, as kinds of its elements (an int per axis, or None where one is a slice); never a
+        constant, since it follows the ints' values."""
+        base, outer, inner = operands
+        if not base or not outer or not inner or any(k.type is not np.ndarray for k in base) \
+                or any(k.type is not int for k in outer | inner):
+            return None
+        found = set()
+        for kind in base:
+            try:
+                index = written_through(example(kind), 0, 0)
+            except Exception:
+                return None
+            item = kind_of(index)
+            if item is None or item.items is None or any(k != Kind(int) for k in item.items):
+                return None
+            found.add(item)
+        return frozenset(found)
 
     def _method(self, node: gast.Call) -> Kinds | None:
         """An array's own method (``x.sum()``, ``x.reshape(n, 1)``, a template's ``g.dot(a)``): the kinds
