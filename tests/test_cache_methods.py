@@ -175,3 +175,25 @@ def test_a_write_through_a_view_keeps_the_compile_cache(eager):
     count, results = compiles(lambda: df(x), times=3)
     assert count == 0
     assert all(np.array_equal(r, results[0]) for r in results)
+
+
+W0 = np.ones(2)
+
+
+def _pieces(p, w=W0):
+    yield p[:2] * w, p[2]
+
+
+def generator_with_a_default(p):
+    s = 0.0
+    for W, b in _pieces(p):
+        s = s + np.sum(W * W) * b
+    return s
+
+
+def test_a_module_generator_with_a_default_keeps_the_compile_cache():
+    x = np.array([0.3, -0.5, 0.9])
+    df = adsrc.grad(generator_with_a_default)
+    df(x)
+    count, _ = compiles(lambda: df(x), times=3)
+    assert count == 0

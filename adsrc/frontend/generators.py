@@ -159,6 +159,9 @@ def copy_module_function(parsed: Parsed, namer: Namer, func, theirs: Parsed, cal
         if free not in bound and (free in caller_bound or theirs.resolve(free) is not parsed.resolve(free)):
             mapping[free] = namer.fresh(free)
             parsed.closure[mapping[free]] = theirs.resolve(free)
+            parsed.helpers.add(mapping[free])  # the cache checks the module's own name for it instead
+            if free not in parsed.copied:
+                parsed.copied.append(free)
     for node in gast.walk(fn):
         if isinstance(node, gast.Name) and node.id in mapping:
             node.id = mapping[node.id]
@@ -166,6 +169,7 @@ def copy_module_function(parsed: Parsed, namer: Namer, func, theirs: Parsed, cal
     for value in func.__defaults__ or ():
         slot = namer.fresh(f"{func.__name__}_default")
         parsed.closure[slot] = value
+        parsed.helpers.add(slot)  # the generator's own default: the cache checks the generator itself
         defaults.append(name(slot))
     fn.args.defaults = defaults
     return fn

@@ -93,7 +93,7 @@ def slice_part(dy: Kinds, y: Kinds, index: Kinds, value: Kinds) -> Kinds | None:
     """The kinds of ``written_part(dy, y, s, v)`` for ``y[s] = v`` of a constant slice ``s`` and an array ``v``
     of ``y[s]``'s shape: ``dy[s]``, copied (rules/writes.py), a float64 array of that shape; zero for zero."""
     s = constant_slice(index)
-    if s is None or not (y and all(k.type is np.ndarray and k.dtype == FLOAT64 and k.shape for k in y)) \
+    if s is None or not dy or not (y and all(k.type is np.ndarray and k.dtype == FLOAT64 and k.shape for k in y)) \
             or not float64_arrays(value):
         return None
     shapes = {np.empty(k.shape)[s].shape for k in y} | {k.shape for k in value}
