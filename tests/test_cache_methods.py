@@ -197,3 +197,15 @@ def test_a_module_generator_with_a_default_keeps_the_compile_cache():
     df(x)
     count, _ = compiles(lambda: df(x), times=3)
     assert count == 0
+
+
+def test_a_module_generator_default_changed_is_read_at_the_next_call():
+    x = np.array([0.3, -0.5, 0.9])
+    df = adsrc.grad(generator_with_a_default)
+    first = df(x)
+    saved = _pieces.__defaults__
+    try:
+        _pieces.__defaults__ = (np.array([3.0, 3.0]),)
+        np.testing.assert_allclose(df(x)[:2], first[:2] * 9.0)  # (3 W)^2 b against (1 W)^2 b
+    finally:
+        _pieces.__defaults__ = saved

@@ -180,3 +180,30 @@ def test_a_helper_registered_as_nondifferentiable_keeps_its_registration():
     x = np.array([0.3, -0.2])
     np.testing.assert_allclose(adsrc.grad(with_a_registered_helper)(x), np.cos(x), rtol=1e-14)
     np.testing.assert_allclose(adsrc.grad(with_a_registered_helper, eager=True)(x), np.cos(x), rtol=1e-14)
+
+
+GAIN = 2.0
+
+
+def _gained(y):
+    return y * GAIN
+
+
+def shadows_the_helpers_global(x):
+    GAIN = 5.0  # noqa: N806  (the caller's own GAIN; the helper reads the module's)
+    return np.sum(_gained(x)) * GAIN
+
+
+def test_a_global_the_helper_reads_under_a_name_the_caller_binds_is_checked():
+    global GAIN
+    x = np.array([0.5, -1.0])
+    df = adsrc.grad(shadows_the_helpers_global)
+    np.testing.assert_allclose(df(x), [10.0, 10.0])
+    count = adsrc.cache_info().compiles
+    df(x)
+    assert adsrc.cache_info().compiles == count  # the cache holds
+    try:
+        GAIN = 3.0
+        np.testing.assert_allclose(df(x), [15.0, 15.0])  # rebinding the helper's global compiles again
+    finally:
+        GAIN = 2.0

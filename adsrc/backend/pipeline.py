@@ -196,7 +196,7 @@ class Compiled:
             except Exception:
                 same = False
             if not same:
-                path = get.path if isinstance(get, _BoundFunction) else get.__reduce__()[1][0]  # an attrgetter's
+                path = getattr(get, "path", None) or get.__reduce__()[1][0]  # an attrgetter's
                 return f"the dotted name '.{path}' it reads names another object than when it was compiled"
         return None
 
@@ -371,6 +371,7 @@ def _compile(func: Callable, wrt: tuple[int, ...], mode: Mode, lifted: bool = Fa
     free += [key for key in parsed.copied if key not in free]  # functions copied in: what the code means
     runtime = {r: namer.fresh(r) for r in RUNTIME_NAMES}
     attributes = _attribute_chains(node, free, func, parsed.closure)  # before the passes rewrite the tree
+    attributes += parsed.checked  # a copied function's defaults and outside names
 
     # The front end, shared by both modes.
     with phase("front end"):

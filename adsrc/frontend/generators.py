@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import copy
 import inspect
+import operator
 
 import gast
 
 from ..errors import UnsupportedSyntax
 from ..ir.build import assign, located, name, store
 from ..ir.naming import Namer, free_names
-from .parse import Parsed, parse_function
+from .parse import OutsideName, Parsed, parse_function
 
 # Builtins that take their iterable whole, at once, as their first argument.
 _CONSUMERS = ("list", "tuple", "sum", "sorted", "min", "max", "zip", "enumerate", "dict", "set", "any", "all")
@@ -159,17 +160,18 @@ def copy_module_function(parsed: Parsed, namer: Namer, func, theirs: Parsed, cal
         if free not in bound and (free in caller_bound or theirs.resolve(free) is not parsed.resolve(free)):
             mapping[free] = namer.fresh(free)
             parsed.closure[mapping[free]] = theirs.resolve(free)
-            parsed.helpers.add(mapping[free])  # the cache checks the module's own name for it instead
-            if free not in parsed.copied:
-                parsed.copied.append(free)
+            parsed.helpers.add(mapping[free])  # the cache checks what the name means in func instead
+            parsed.checked.append((func, OutsideName(free), theirs.resolve(free)))
     for node in gast.walk(fn):
         if isinstance(node, gast.Name) and node.id in mapping:
             node.id = mapping[node.id]
     defaults = []
+    if func.__defaults__:
+        parsed.checked.append((func, operator.attrgetter("__defaults__"), func.__defaults__))
     for value in func.__defaults__ or ():
         slot = namer.fresh(f"{func.__name__}_default")
         parsed.closure[slot] = value
-        parsed.helpers.add(slot)  # the generator's own default: the cache checks the generator itself
+        parsed.helpers.add(slot)  # func's own default: the cache checks func.__defaults__ instead
         defaults.append(name(slot))
     fn.args.defaults = defaults
     return fn

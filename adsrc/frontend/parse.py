@@ -50,6 +50,9 @@ class Parsed:
     # Names the front end bound in ``closure`` to adsrc's own helpers (frontend/view_writes.py's
     # written_through): not the program's, so the compile cache does not look for them outside.
     helpers: set[str] = field(default_factory=set)
+    # More for the compile cache to check, as (object, getter, what the getter gave at compile time): a
+    # copied function's defaults and the outside values its copy holds in helpers (frontend/generators.py).
+    checked: list[tuple[Any, Callable[[Any], Any], Any]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -83,6 +86,16 @@ def resolve_outside(func: Callable, closure: dict[str, Any], name: str) -> Any:
     if name in globals_:
         return globals_[name]
     return getattr(builtins, name, _MISSING)
+
+
+class OutsideName:
+    """A getter: what ``name`` means inside a function now (``resolve_outside``), for the compile cache."""
+
+    def __init__(self, name: str):
+        self.name = self.path = name
+
+    def __call__(self, func: Callable) -> Any:
+        return resolve_outside(func, closure_values(func), self.name)
 
 
 def closure_values(func: Callable) -> dict[str, Any]:
