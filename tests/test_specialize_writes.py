@@ -272,7 +272,19 @@ def written_after_calls_in_a_loop(x, a):
     return total
 
 
-@pytest.mark.parametrize("f", [written_after_a_call, written_after_calls_in_a_loop], ids=lambda f: f.__name__)
+def written_after_inlined_calls(x, a):
+    # summed_sines is copied in: its parameter is s itself, kept on the tape and read backward after the
+    # writes of later steps are undone, though nothing reads s by its name after the loop
+    s = np.sin(x) + a
+    total = 0.0
+    for t in range(len(x)):
+        total = total + summed_sines(s) * a
+        s[t] = 3.0
+    return total
+
+
+@pytest.mark.parametrize("f", [written_after_a_call, written_after_calls_in_a_loop, written_after_inlined_calls],
+                         ids=lambda f: f.__name__)
 def test_restores_that_a_callee_pullback_reads(f):
     args = (np.linspace(-1, 1, 5), 0.3)
     compare(f, args, (0, 1), exact_lazy=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gast
 
+from ..ir import annotations as anno
 from ..ir.dataflow import blocks, liveness, loads, names, nodes, stores
 
 
@@ -47,17 +48,51 @@ def _calls_locals(adjoint: gast.FunctionDef, pullback: gast.FunctionDef) -> bool
     return any(type(n) is gast.Call and type(n.func) is gast.Name and n.func.id in local for n in nodes(pullback))
 
 
+def _pops_alias(stmt: gast.stmt, aliases: set[str]) -> bool:
+    """Whether ``stmt`` (or a statement in it) is a tape pop that gives a name that may share memory with
+    a written array: that name holds the array itself again (the tape kept the reference)."""
+    return any(isinstance(node, gast.Assign) and anno.has(node, anno.PUSHES) and stores(node.targets[0]) & aliases
+               for node in gast.walk(stmt) if isinstance(node, gast.stmt))
+
+
+def _alias_pops_after(pullback: gast.FunctionDef, aliases: set[str]) -> set[int]:
+    """The statements after which (in the backward sweep's order, a loop's next iterations included) such
+    a pop may run: a restore there may be read through the name the pop gives back, though no name of the
+    array is live across the pop (``v = s`` pushed, ``s[t] = 3.0``, then ``v = tape.pop()`` and ``v`` read)."""
+    found: set[int] = set()
+
+    def block(stmts: list[gast.stmt], after: bool) -> None:
+        later = [after] * (len(stmts) + 1)
+        for i in range(len(stmts) - 1, -1, -1):
+            later[i] = later[i + 1] or _pops_alias(stmts[i], aliases)
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, (gast.For, gast.While)):
+                block(stmt.body, later[i + 1] or _pops_alias(stmt, aliases))  # the next iterations too
+                block(stmt.orelse, later[i + 1])
+            elif isinstance(stmt, gast.If):
+                block(stmt.body, later[i + 1])
+                block(stmt.orelse, later[i + 1])
+            elif later[i + 1]:
+                found.add(id(stmt))
+
+    if aliases:
+        block(pullback.body, False)
+    return found
+
+
 def run(adjoint: gast.FunctionDef, pullback: gast.FunctionDef, context) -> bool:
     dead: set[int] = set()
-    # Restores are dead where nothing reads the array after them, unless a callee's pullback might.
+    # Restores are dead where nothing reads the array after them, unless a callee's pullback might, or a
+    # name the tape gives back later may be the array.
     restores = not _calls_locals(adjoint, pullback)
+    popped_later = _alias_pops_after(pullback, context.write_aliases) if restores else set()
 
     def visit(stmt: gast.stmt, live: set[str]) -> None:
         if not isinstance(stmt, gast.Assign):
             return
         target = stmt.targets[0]
         if (_names_only(target) and not (stores(target) & live) and _pure(stmt.value, context)) \
-                or restores and _restores_unread(target, live, context):
+                or restores and id(stmt) not in popped_later and _restores_unread(target, live, context):
             dead.add(id(stmt))
 
     liveness(pullback.body, set(), visit, written=frozenset(context.write_aliases) if restores else frozenset())

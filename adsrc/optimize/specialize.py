@@ -190,6 +190,8 @@ class Specializer:
         operands = dict(zip(params, args))
         kinds = {p: inference.expr(a) for p, a in operands.items()}
         template = next((t for t in templates if self._exact(t, kinds)), None)
+        if template is None and not deferred:
+            return self._unless_zero(templates, operands, kinds)
         if template is None:
             return None
         argument = kinds.get(params[2 + position]) if 2 + position < len(params) else None
@@ -200,6 +202,25 @@ class Specializer:
         if expression is not None:
             self.changed = True
         return expression
+
+    def _unless_zero(self, templates: list[Template], operands: dict[str, gast.expr],
+                     kinds: dict[str, Kinds | None]) -> gast.expr | None:
+        """``zero if g is zero else <template>`` where the cotangent ``g`` is the zero tangent on some path
+        and of kinds the template is exact for on the others (a value overridden in a branch: its gradient
+        is zero there): what the vjp's wrapper does first, then what the vjp computes."""
+        cotangent, zero_name = kinds.get("g"), self.rt.get("zero")
+        g = operands.get("g")
+        if not cotangent or ZERO not in cotangent or len(cotangent) < 2 or zero_name is None \
+                or not isinstance(g, gast.Name):
+            return None
+        nonzero = dict(kinds, g=cotangent - {ZERO})
+        template = next((t for t in templates if self._exact(t, nonzero)), None)
+        expression = None if template is None else self._instantiate(template, operands, nonzero)
+        if expression is None:
+            return None
+        self.changed = True
+        test = gast.Compare(left=name(g.id), ops=[gast.Is()], comparators=[name(zero_name)])
+        return gast.IfExp(test=test, body=name(zero_name), orelse=expression)
 
     @staticmethod
     def _small(vjp: Callable, cotangent: Kinds | None) -> bool:
