@@ -113,13 +113,12 @@ class CallDerivative:
             plan.method_rule(prim, callee)
             return plan
         plan.resolve(callee)
-        if plan.derivative is not None and not plan.lifted and self.active(_SELF) \
-                and getattr(plan.derivative, "order", 1) >= 2 and captures(getattr(callee, "root", None)) is not None:
-            raise RefusedWhenRun(f"differentiating {plan.label} with respect to the values its local function "
-                                 f"captures: that is a third derivative, and adsrc differentiates up to order 2",
-                                 self.where, "pass those values to it as arguments (the direction of an hvp "
-                                 "is differentiable), or define the function outside")
         if plan.derivative is not None and not plan.lifted and self.active(_SELF):
+            if getattr(plan.derivative, "order", 1) >= 2 and captures(getattr(callee, "root", None)) is not None:
+                raise RefusedWhenRun(f"differentiating {plan.label} with respect to the values its local function "
+                                     f"captures: that is a third derivative, and adsrc differentiates up to order 2",
+                                     self.where, "pass those values to it as arguments (the direction of an hvp "
+                                     "is differentiable), or define the function outside")
             raise RefusedWhenRun(f"differentiating {plan.label} with respect to what the function it differentiates "
                                  f"holds (an object's attributes, a partial's arguments)", self.where,
                                  "give those values to the derivative as arguments, as in "
@@ -311,8 +310,8 @@ _FROZEN_METHODS = frozenset({"pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "p
 
 def _frozen_distribution_method(callee: Any) -> bool:
     """``norm(0.0, 2.0).logpdf``, a bound method of SciPy's rv_frozen (known by its shape: no SciPy import)."""
-    frozen = getattr(callee, "__self__", None)
-    return isinstance(callee, types.MethodType) and getattr(callee, "__name__", "") in _FROZEN_METHODS \
+    frozen = callee.__self__
+    return getattr(callee, "__name__", "") in _FROZEN_METHODS \
         and type(frozen).__name__ in ("rv_continuous_frozen", "rv_discrete_frozen", "rv_frozen") \
         and all(hasattr(frozen, a) for a in ("dist", "args", "kwds"))
 
@@ -378,7 +377,7 @@ class _Plan:
                     self.bound[0:0] = [(v, _Captured(i, len(captured)) if owner == _SELF else None)
                                        for i, v in enumerate(captured)]
                 return
-            if _frozen_distribution_method(callee):
+            if isinstance(callee, types.MethodType) and _frozen_distribution_method(callee):
                 # a frozen scipy.stats distribution's method: the distribution's, with the frozen parameters
                 # after the call's own arguments, as rv_frozen passes them (dist.logpdf(x, *args, **kwds))
                 frozen = callee.__self__

@@ -30,6 +30,7 @@ from ..ir.dataflow import loads, names, nodes, stores
 from ..rules import registry
 from ..rules.templates import Kind, example, real
 from .kinds import Inference, own_rule_function, single
+from .write_kinds import constant_slice
 
 _COTANGENTS = (float, np.float64, np.ndarray)
 
@@ -85,12 +86,8 @@ def _read_by_index(value: gast.expr, inference: Inference, rules: dict, vjps: di
 
 
 def _constant_slice(index: gast.expr, inference: Inference) -> bool:
-    """``slice(1, -1, None)``: Python's slice of int or None constants (the builtin, not shadowed)."""
-    return isinstance(index, gast.Call) and inference.resolve(index.func) is slice and not index.keywords \
-        and 1 <= len(index.args) <= 3 and all(
-            isinstance(a, gast.Constant) and (a.value is None or type(a.value) is int)
-            or isinstance(a, gast.UnaryOp) and isinstance(a.op, gast.USub) and isinstance(a.operand, gast.Constant)
-            and type(a.operand.value) is int for a in index.args)
+    """``slice(1, -1, None)`` of int or None constants, as the kinds know it (write_kinds.constant_slice)."""
+    return isinstance(index, gast.Call) and constant_slice(inference.expr(index)) is not None
 
 
 def written_index(index: gast.expr) -> gast.expr:
