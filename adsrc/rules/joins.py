@@ -16,26 +16,18 @@ from ._util import cast_like, is_zero, note, zero
 
 def _cut(g, arrays, promoted, axis):
     """Cut ``g`` along ``axis`` into pieces as long as each promoted input, reshaped to the input."""
-    if type(g) is np.ndarray and g.ndim and all(
-            type(a) is np.ndarray and a.dtype == g.dtype and type(p) is np.ndarray and p.shape == a.shape
-            for a, p in zip(arrays, promoted)):
-        return _views(g, promoted, axis % g.ndim)  # the same views, without a cast or a reshape per piece
-    cuts = np.cumsum([np.shape(p)[axis] for p in promoted])[:-1]
-    starts = [0, *cuts]
-    ends = [*cuts, np.shape(g)[axis]]
-    before = (slice(None),) * (axis % np.ndim(g))
-    pieces = [g[before + (slice(a, b),)] for a, b in zip(starts, ends)]  # np.split, but any array library
-    return [cast_like(np.reshape(piece, np.shape(a)), a) for piece, a in zip(pieces, arrays)]
-
-
-def _views(g, pieces, axis):
+    dense = type(g) is np.ndarray and all(type(a) is np.ndarray and a.dtype == g.dtype and type(p) is np.ndarray
+                                          and p.shape == a.shape for a, p in zip(arrays, promoted))
+    axis = axis % (g.ndim if dense else np.ndim(g))
     before = (slice(None),) * axis
-    out, start = [], 0
-    for piece in pieces:
-        end = start + piece.shape[axis]
-        out.append(g[before + (slice(start, end),)])
+    pieces, start = [], 0
+    for p in promoted:  # np.split by Python ints, for any array library
+        end = start + (p.shape if dense else np.shape(p))[axis]
+        pieces.append(g[before + (slice(start, end),)])
         start = end
-    return out
+    if dense:
+        return pieces  # each already of its input's dtype and shape: no cast or reshape per piece
+    return [cast_like(np.reshape(piece, np.shape(a)), a) for piece, a in zip(pieces, arrays)]
 
 
 def _concatenate_darrays(g, ans, arrays, axis=0, out=None, **kwargs):
