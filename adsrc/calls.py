@@ -29,7 +29,7 @@ import weakref
 from typing import Any, Callable
 
 from .backend.pipeline import FORWARD, Mode, compile
-from .errors import NoGradientRule, RefusedWhenRun, UnsupportedSyntax
+from .errors import BEYOND_A_CALL, NoGradientRule, RefusedWhenRun, UnsupportedSyntax
 from .frontend.parse import in_library, signature_of
 from .rules.checkpoint import recomputes, unwrap
 from .rules.closures import captures, lifted_from
@@ -116,7 +116,7 @@ class CallDerivative:
         if plan.derivative is not None and not plan.lifted and self.active(_SELF):
             if getattr(plan.derivative, "order", 1) >= 2 and captures(getattr(callee, "root", None)) is not None:
                 raise RefusedWhenRun(f"differentiating {plan.label} with respect to the values its local function "
-                                     f"captures: that is a third derivative, and adsrc differentiates up to order 2",
+                                     f"captures: that is a third derivative; {BEYOND_A_CALL}",
                                      self.where, "pass those values to it as arguments (the direction of an hvp "
                                      "is differentiable), or define the function outside")
             raise RefusedWhenRun(f"differentiating {plan.label} with respect to what the function it differentiates "

@@ -248,3 +248,9 @@ class NotConverged(AdsrcError, RuntimeError):
 class MissingDependency(AdsrcError, ImportError):
     """An optional library a function needs is not installed (SciPy for ``adsrc.minimize``); the message
     names the ``pip install`` command that adds it."""
+
+
+# What is still refused of order 3 and more (the API's own derivatives compose to any order).
+BEYOND_A_CALL = ("adsrc differentiates the derivatives its API makes to any order (grad(grad(grad(f))), "
+                 "jacobian(hessian(f)), hessian(hessian(f)), hvp(f) in its point), but not yet a derivative of "
+                 "order 3 or more reached through such a call inside a differentiated function")

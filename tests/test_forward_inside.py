@@ -223,11 +223,12 @@ def _hvp_in_its_point(x):
     return np.sum(HVP(x, V))
 
 
-@pytest.mark.parametrize("outer", [adsrc.grad, lambda f: (lambda x: adsrc.jvp(f, (x,), (x,)))])
-def test_hvp_in_its_arguments_is_a_third_derivative_refused(outer):
-    with pytest.raises(adsrc.errors.InvalidArgument, match="third derivative") as error:
-        outer(_hvp_in_its_point)(X)
-    assert "test_forward_inside.py:" in str(error.value)
+def test_hvp_in_its_arguments_is_a_third_derivative():
+    expected = _central(_hvp_in_its_point, X)
+    for eager in (False, True):
+        with adsrc.eager_unthunk(eager):
+            np.testing.assert_allclose(adsrc.grad(_hvp_in_its_point)(X), expected, rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(adsrc.jvp(_hvp_in_its_point, (X,), (V,))[1], expected @ V, rtol=1e-6)
 
 
 # -- jacobian and hessian made inside, of functions that read the differentiated value -----------------

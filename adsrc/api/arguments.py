@@ -53,9 +53,6 @@ def _refuse_a_jacobian(func: Callable) -> None:
     at = "" if place == repr(root) else f" ({place})"
     named = getattr(func, "label", None)
     named = named if isinstance(named, str) else repr(func)
-    if order >= 2:
-        raise InvalidArgument(f"differentiating {named}{at}: it is a second derivative already, and adsrc "
-                              f"differentiates up to order 2")
     raise InvalidArgument(f"differentiating {named}{at} in reverse mode: grad, value_and_grad and vjp take a "
                           f"Python function; take the Jacobian of the Jacobian instead "
                           f"(adsrc.jacobian(adsrc.jacobian(f)), or adsrc.hessian(f) for a scalar f)")

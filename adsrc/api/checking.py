@@ -77,7 +77,8 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
         raise InvalidArgument(f"check_grads(f, args): args is the tuple of arguments, not a "
                               f"{type(args).__name__} (write (x,) for a single argument)")
     if order not in (1, 2):
-        raise InvalidArgument(f"check_grads checks order 1 or 2, not {order!r} (adsrc differentiates up to order 2)")
+        raise InvalidArgument(f"check_grads checks order 1 or 2, not {order!r}; check a higher derivative "
+                              f"against finite differences of the order below it")
     unknown = [m for m in modes if m not in _MODES]
     if unknown or not modes or isinstance(modes, str):
         raise InvalidArgument(f"modes is a tuple of 'fwd' and 'rev', not {modes!r}")
@@ -97,8 +98,8 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     check.first_order(func, modes, "")
     if order == 2 and check.checked:
         if isinstance(func, Derivative):
-            raise InvalidArgument(f"check_grads(order=2) of {func.describe()} would check third derivatives; "
-                                  f"adsrc differentiates up to order 2: check the function itself with order=2")
+            raise InvalidArgument(f"check_grads(order=2) of {func.describe()} would check third derivatives, and "
+                                  f"check_grads checks orders 1 and 2: check the function itself with order=2")
         value = func(*args)
         if isinstance(value, (tuple, list, dict)) or np.ndim(value) != 0 or not is_float_leaf(value):
             label = f"second order, through np.sum(u * {_name(func)}(...)) for a random u: "

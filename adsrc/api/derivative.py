@@ -16,7 +16,6 @@ from typing import Any, Callable
 from ..errors import InvalidArgument
 from .arguments import where
 
-MAX_ORDER = 2
 
 
 class Derivative:
@@ -25,7 +24,7 @@ class Derivative:
     ``of`` is the function differentiated (itself a Derivative for a second
     derivative), ``root`` the user's original function, ``wrt`` the parameter
     positions, ``many`` whether gradients come as a tuple, ``with_value``
-    whether the value comes first (value_and_grad), ``order`` 1 or 2,
+    whether the value comes first (value_and_grad), ``order`` 1, 2 or more,
     ``has_aux`` whether ``of`` returns ``(loss, aux)`` (then the derivative
     returns ``(gradient, aux)``, or ``((loss, aux), gradient)`` with the value).
 

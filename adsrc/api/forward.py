@@ -14,13 +14,13 @@ import numpy as np
 
 from ..backend.pipeline import EAGER, FORWARD, compile
 from ..errors import InvalidArgument, NonScalarOutput
-from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import gradient_function
+from ..second_order.towers import along, pick
 from ..values import is_zero, part, to_tangent, zero
 from .arguments import (Fresh, Wrt, bind, choose_wrt, parameter_names, positions, refuse_subclasses,
                         tangents_by_parameter,
                         where)
-from .derivative import MAX_ORDER, Derivative
+from .derivative import Derivative
 from .primitives import callable_for
 from . import written
 
@@ -129,27 +129,49 @@ def jvp_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = 
 
 def _derivative_jvp(derivative: Derivative, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     """jvp of a function made by grad/value_and_grad: forward mode over its eager adjoint."""
-    if derivative.order >= MAX_ORDER:
-        raise derivative.refuse("jvp", f"adsrc differentiates up to order {MAX_ORDER}, and this is already a "
-                                       f"second derivative")
     derivative.refuse_aux("jvp")
+    values = bind(derivative.root, primals, {})
+    value, tangent = pushforward(derivative, values, [tangents_by_parameter(derivative.root, tangents, values)],
+                                 [(False,), (True,)])
+    return value, tangent
+
+
+Mask = tuple  # of bools, one per direction: which of them a derivative is taken along
+
+
+def pushforward(derivative: Derivative, values: Any, directions: list, masks: list[Mask]) -> list:
+    """``derivative(*values)`` differentiated along the directions each mask selects, one result per mask.
+
+    ``directions`` are tuples of tangents of the root function's parameters
+    (None where fixed), innermost first. Order 1 is forward mode over the
+    eager adjoint, once per direction (second_order/towers.py); a higher
+    order stacks the one below over unit vectors (its ``_along``, set by
+    gradients.py), down to order 1.
+    """
+    if derivative.order > 1:
+        return derivative._along(values, directions, masks)
     func = derivative.root
-    values = bind(func, primals, {})
-    ts = tuple(zero if is_zero(t) else to_tangent(t) for t in tangents_by_parameter(func, tangents, values))
+    values = tuple(values)
+    seeds = [(zero, *(zero if is_zero(t) else to_tangent(t) for t in direction)) for direction in directions]
     adjoint = compile(func, derivative.wrt, EAGER).function
     try:
-        with ownership():
-            (value, grads), tangent = call(gradient_function, (zero, *ts), {}, adjoint, *values)
-        dvalue, dgrads = (zero, zero) if tangent is zero else tangent  # no tangent reached the result
+        result = along(gradient_function, (adjoint, *values), seeds)
     except NonScalarOutput as error:  # raised without the function's name: name it
         if error.returned:
             raise
         raise NonScalarOutput(func.__name__, error.shape, where(func)) from None
-    dgrads = (zero,) * len(derivative.wrt) if dgrads is zero else dgrads
-    fresh = Fresh(values, tangents, value)
+    primal = pick(result, (False,) * len(directions))[0]
+    fresh = Fresh(values, *directions, primal)
+    return [_finished(derivative, fresh, values, primal, pick(result, mask), any(mask)) for mask in masks]
+
+
+def _finished(derivative: Derivative, fresh: Fresh, values: tuple, primal: Any, result: Any, tangent: bool) -> Any:
+    """A derivative's result (or a tangent of it), ``(value, gradients)`` from gradient_function, ``zero``
+    where no tangent reached it, as the derivative returns it: owned arrays shaped like the arguments."""
+    value, grads = (zero, zero) if result is zero else result
+    grads = (zero,) * len(derivative.wrt) if grads is zero else grads
     g = tuple(fresh.finish(grads[k], values[i]) for k, i in enumerate(derivative.wrt))
-    dg = tuple(fresh.finish(dgrads[k], values[i]) for k, i in enumerate(derivative.wrt))
-    g, dg = (g, dg) if derivative.many else (g[0], dg[0])
+    g = g if derivative.many else g[0]
     if derivative.with_value:
-        return (value, g), (fresh.finish(dvalue, value), dg)
-    return g, dg
+        return (fresh.finish(value, primal) if tangent else value), g
+    return g

@@ -24,8 +24,8 @@ from ..values import TangentList, TangentTuple, to_tangent, zero
 from .reverse import Reverse, reverse_of
 from .arguments import (Wrt, bind, choose_wrt, explain, positions, positions_and_picks,
                         refuse_subclasses, scalar_seed)
-from .derivative import MAX_ORDER, Derivative
-from .forward import jvp, split_aux
+from .derivative import Derivative
+from .forward import jvp, pushforward, split_aux
 from .blocks import stack_columns, unit_vectors, zeros_like_leaf
 from .trees import flatten
 from .primitives import callable_for
@@ -130,7 +130,9 @@ def grad(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None, 
 
         def run(*args: Any, **kwargs: Any) -> Any:
             return both(*args, **kwargs)[1]
-        return Derivative(both.of, both.wrt, both.many, False, eager, run)
+        made = Derivative(both.of, both.wrt, both.many, False, eager, run)
+        made._along = lambda values, directions, masks: [g for _, g in both._along(values, directions, masks)]
+        return made
     reverse = Reverse(func, *positions_and_picks(func, wrt))
     run = _gradients(func, reverse, eager, has_aux, with_value=False)
     made = Derivative(func, reverse.wrt, reverse.many, False, eager, run, has_aux=has_aux)
@@ -261,10 +263,8 @@ def adjoint_source(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | Non
 
 # ---- second order: grad of a gradient, vjp of a gradient --------------------------------
 def _value_and_grad_of_derivative(derivative: Derivative, wrt: Wrt) -> Derivative:
-    """``value_and_grad`` of a scalar first derivative: forward over reverse, one pass per input element."""
-    if derivative.order >= MAX_ORDER:
-        raise derivative.refuse("grad", f"adsrc differentiates up to order {MAX_ORDER}, and this is already a "
-                                        f"second derivative")
+    """``value_and_grad`` of a scalar derivative: forward mode over it, one pass per input element, at any
+    order (each pass differentiates the order below once more, second_order/towers.py)."""
     derivative.refuse_aux("grad")
     if derivative.with_value or derivative.many:
         raise derivative.refuse("grad", "differentiating a gradient again needs a scalar derivative: "
@@ -272,42 +272,60 @@ def _value_and_grad_of_derivative(derivative: Derivative, wrt: Wrt) -> Derivativ
     inner = derivative.root
     wrt_positions, many = positions(inner, wrt)
 
-    def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        values = tuple(bind(inner, args, kwargs))
-        value, grads = None, []
+    def along(values: Any, directions: list, masks: list) -> list:
+        """``(value, gradients)`` differentiated along the directions each mask selects: the gradient's
+        columns are the derivative's own along each unit vector, innermost."""
+        values = tuple(values)
+        values_of = None  # per mask: derivative(*values) differentiated along it
+        grads: list[list] = [[] for _ in masks]  # per mask, per wrt position
         for q in wrt_positions:
             leaves, unflatten = flatten(values[q])
-            blocks = []
+            blocks: list[list] = [[] for _ in masks]
             for k, leaf in enumerate(leaves):
-                parts = []
+                parts: list[list] = [[] for _ in masks]
                 for e in unit_vectors(leaf):
                     direction = unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(leaves)])
-                    tangents = tuple(direction if i == q else None for i in range(len(values)))
-                    value, tangent = jvp(derivative, values, tangents)
-                    if np.ndim(value) != 0 or isinstance(value, (tuple, list, dict)):
-                        raise NonScalarOutput(derivative.describe(), np.shape(value), derivative.where)
-                    parts.append(tangent)
-                blocks.append(stack_columns(parts, value, leaf))
-            grads.append(unflatten(blocks))
-        if value is None:
-            value = derivative(*values)
-        return value, (tuple(grads) if many else grads[0])
+                    unit = tuple(direction if i == q else None for i in range(len(values)))
+                    own = [(True, *m) for m in masks]
+                    results = pushforward(derivative, values, [unit, *directions],
+                                          own + ([(False, *m) for m in masks] if values_of is None else []))
+                    if values_of is None:
+                        values_of = results[len(masks):]
+                        _check_scalar(derivative, values_of[0])
+                    for n in range(len(masks)):
+                        parts[n].append(results[n])
+                for n in range(len(masks)):
+                    blocks[n].append(stack_columns(parts[n], values_of[0], leaf))
+            for n in range(len(masks)):
+                grads[n].append(unflatten(blocks[n]))
+        if values_of is None:  # no input element at all
+            values_of = pushforward(derivative, values, directions, masks) if directions else [derivative(*values)]
+            _check_scalar(derivative, values_of[0])
+        return [(values_of[n], tuple(grads[n]) if many else grads[n][0]) for n in range(len(masks))]
 
-    return Derivative(derivative, wrt_positions, many, True, derivative.eager, run)
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return along(bind(inner, args, kwargs), [], [()])[0]
+
+    made = Derivative(derivative, wrt_positions, many, True, derivative.eager, run)
+    made._along = along
+    return made
+
+
+def _check_scalar(derivative: Derivative, value: Any) -> None:
+    if np.ndim(value) != 0 or isinstance(value, (tuple, list, dict)):
+        raise NonScalarOutput(derivative.describe(), np.shape(value), derivative.where)
 
 
 def _derivative_vjp(derivative: Derivative, args: tuple, wrt: Wrt) -> tuple[Any, Callable[[Any], Any]]:
     """The vjp of ``grad(f, wrt=Q)`` with respect to ``P``: ``v -> sum_q d2f/dx_p dx_q v_q`` (a Hessian is
-    symmetric), which is the jvp of ``grad(f, wrt=P)`` in the direction ``v`` at the positions ``Q``."""
-    if derivative.order >= MAX_ORDER:
-        raise derivative.refuse("vjp", "adsrc takes the vjp of a first derivative, grad(f) or "
-                                       "value_and_grad(f), up to second order")
+    symmetric), which is the jvp of ``grad(f, wrt=P)`` in the direction ``v`` at the positions ``Q``. Of a
+    higher derivative, ``grad(g, wrt=Q)`` with ``g`` itself a derivative, the same with ``g`` for ``f``."""
     derivative.refuse_aux("vjp")
     func = derivative.root
     wrt_positions, many = positions(func, wrt)
     values = tuple(bind(func, args, {}))
     value = derivative(*values)
-    outer = grad(func, wrt_positions if many else wrt_positions[0], eager=True)
+    outer = grad(derivative.of, wrt_positions if many else wrt_positions[0], eager=True)
 
     def pullback(cotangent: Any) -> Any:
         # value_and_grad(f): the cotangent is (of the value, of the gradients); the value's part pulls back
@@ -360,11 +378,8 @@ def _nested_pullback(derivative: Derivative, args: tuple, wrt: tuple[int, ...]) 
 def _lifted_derivative(derivative: Derivative) -> Derivative:
     """``grad(g)`` of a local function ``g`` as ``grad(lift(g))`` at the same parameters, counted after
     ``g``'s captured values (see Derivative.__adsrc_lifted__)."""
-    if derivative.order > 1:
-        raise derivative.refuse("differentiating a second derivative of a local function inside a differentiated "
-                                "function", f"adsrc differentiates up to order {MAX_ORDER}")
-    func = lift(derivative.root)
     count = len(derivative.root.__code__.co_freevars)
+    func = derivative.of.__adsrc_lifted__() if isinstance(derivative.of, Derivative) else lift(derivative.root)
     wrt = tuple(count + q for q in derivative.wrt)
     maker = value_and_grad if derivative.with_value else grad
     made = maker(func, wrt if derivative.many else wrt[0], eager=derivative.eager, has_aux=derivative.has_aux)

@@ -10,16 +10,18 @@ refused (Derivative.order).
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import InvalidArgument
-from ..values import add_tangents, zero
-from .arguments import Wrt, bind, check_differentiable, choose_wrt, label, positions
+from ..errors import BEYOND_A_CALL, InvalidArgument
+from ..second_order.towers import along, pick
+from ..values import add_tangents, to_tangent, zero
+from .arguments import Fresh, Wrt, bind, check_differentiable, choose_wrt, label, positions
 from .arguments import where as _where
 from .derivative import Derivative
-from .forward import jvp
+from .forward import jvp, pushforward
 from .gradients import grad, vjp, _same_cotangent, _same_tangent
 from .blocks import is_float_leaf, stack_columns, stack_rows, unit_vectors, zeros_like_leaf
 from .trees import flatten
@@ -73,8 +75,8 @@ class Jacobian:
         where = f"{getattr(self.root, '__name__', 'f')} ({_where(self.root)})"
         if self.order > 1 or self.of is not self.root:
             raise InvalidArgument(f"differentiating {self!r} of {where}, a local function: a second derivative "
-                                  f"of a local function inside a differentiated function is a third derivative, "
-                                  f"and adsrc differentiates up to order 2")
+                                  f"of a local function inside a differentiated function is a third derivative; "
+                                  f"{BEYOND_A_CALL}")
         count = len(self.root.__code__.co_freevars)
         wrt = tuple(count + q for q in self.wrt)
         return jacobian(lift(self.root), wrt if self.many else wrt[0])
@@ -83,8 +85,8 @@ class Jacobian:
         """The input differentiated, ``of``'s value, and the gradient (a Derivative) of each of its elements."""
         where = f"{getattr(self.root, '__name__', 'f')} ({_where(self.root)})"
         if self.order > 1:
-            raise InvalidArgument(f"differentiating {self!r} of {where}: it is a second derivative already, and "
-                                  f"adsrc differentiates up to order 2")
+            raise InvalidArgument(f"differentiating {self!r} of {where} in reverse mode: {BEYOND_A_CALL} in "
+                                  f"reverse mode; forward mode (jvp, jacobian(..., mode='fwd')) differentiates it")
         value = self.of(*args)
         x = bind(self.root, args, {})[self.wrt[0]]
         if self.many or any(isinstance(v, (tuple, list, dict)) for v in (value, x)):
@@ -94,8 +96,14 @@ class Jacobian:
             return x, value, [grad(self.of, self.wrt[0])]
         return x, value, [grad(_element(self.of, e), self.wrt[0]) for e in np.ndindex(np.shape(value))]
 
+    _along: Callable[[Any, list, list], list]  # set by jacobian(): see derivatives_along
+
     def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
-        """``(self(*args), its tangent)``: each row's tangent is the jvp of that element's gradient."""
+        """``(self(*args), its tangent)``: each row's tangent is the jvp of that element's gradient; above
+        first order, each column's is the derivative's own, once more (``_along``)."""
+        if self.order > 1:
+            value, tangent = self._along(bind(self.root, args, {}), [tangents], [(False,), (True,)])
+            return value, tangent
         x, value, grads = self._element_gradients(args)
         pairs = [jvp(g, args, tangents) for g in grads]
         return stack_rows([r for r, _ in pairs], value, x), stack_rows([t for _, t in pairs], value, x)
@@ -199,30 +207,46 @@ class HessianVectorProduct:
             tangents[i] = d
         return jvp(self.gradient, tuple(values), tuple(tangents))[1]
 
-    def _refuse_the_arguments(self, moved: Any) -> None:
-        if moved:
-            raise InvalidArgument(f"differentiating {self.label} ({_where(self.root)}) with respect to "
-                                  f"{label(self.root)}'s arguments: that is a third derivative, and adsrc "
-                                  f"differentiates up to order 2; it differentiates {self.label}(x, v) in v")
+    def _directions(self, args: tuple, v: Any) -> tuple:
+        """``v`` (a direction per position of ``wrt``) as tangents of all of the function's parameters."""
+        tangents: list = [None] * (len(args) - 1)
+        for i, d in zip(self.wrt, v if self.many else (v,)):
+            tangents[i] = d
+        return tuple(tangents)
 
     def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
-        """``(self(*args), pullback)``: a cotangent ``c`` of ``H v`` gives ``v`` the cotangent ``H c``."""
-        self._refuse_the_arguments([i for i in wrt if i < len(args) - 1])
+        """``(self(*args), pullback)``: a cotangent ``c`` of ``H v`` gives ``v`` the cotangent ``H c`` (a
+        Hessian is symmetric), and an argument ``x_p`` the gradient in ``x_p`` differentiated along ``v`` and
+        ``c`` (a third derivative is symmetric too)."""
         value = self(*args)
+        primals, v = args[:-1], args[-1]
+        moved = tuple(i for i in wrt if i < len(primals))
+        outer = grad(self.root, moved if len(moved) != 1 else moved[0]) if moved else None
 
         def pullback(cotangent: Any) -> tuple:
-            if not wrt:
-                return ()
-            return (zero if cotangent is zero else self(*args[:-1], cotangent),)
+            if cotangent is zero:
+                return (zero,) * len(wrt)
+            third = () if outer is None else pushforward(outer, bind(self.root, primals, {}), [
+                self._directions(args, v), self._directions(args, cotangent)], [(True, True)])[0]
+            third = third if outer is None or len(moved) != 1 else (third,)
+            by_position = dict(zip(moved, third))
+            return tuple(by_position[i] if i in by_position else self(*primals, cotangent) for i in wrt)
 
         return value, pullback
 
     def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
-        """``(self(*args), H dv)`` for the tangent ``dv`` of ``v``."""
-        self._refuse_the_arguments([t for t in tangents[:-1] if t is not None and t is not zero])
+        """``(self(*args), its tangent)``: ``H dv`` for the tangent ``dv`` of ``v``, plus the gradient
+        differentiated along ``v`` and the tangent of the arguments (a third derivative)."""
         value = self(*args)
-        dv = tangents[-1] if tangents else zero
-        return value, (zero if dv is None or dv is zero else self(*args[:-1], dv))
+        primals, v = args[:-1], args[-1]
+        dv = tangents[-1] if len(tangents) == len(args) else None
+        moved = tuple(tangents[:len(primals)]) + (None,) * (len(primals) - len(tangents[:len(primals)]))
+        tangent: Any = zero if dv is None or dv is zero else self(*primals, dv)
+        if any(t is not None and t is not zero for t in moved):
+            third = pushforward(self.gradient, bind(self.root, primals, {}), [self._directions(args, v), moved],
+                                [(True, True)])[0]
+            tangent = third if tangent is zero else add_tangents(tangent, third)
+        return value, tangent
 
 
 def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Jacobian:
@@ -250,6 +274,8 @@ def hessian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = Non
     func = callable_for(func)
     if isinstance(func, Derivative):
         func.refuse_aux("hessian")
+    if isinstance(func, (Derivative, Jacobian)):  # of any output: the Jacobian of its Jacobian, as JAX's is
+        return jacobian(jacobian(func, wrt, mode="fwd"), wrt, mode="fwd")
     return jacobian(grad(func, wrt), wrt, mode="fwd")
 
 
@@ -289,14 +315,7 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
     wrt_positions, many = positions(_root(func), wrt)
     forward = mode == "fwd" or isinstance(func, (Derivative, Jacobian))
 
-    def run(*args: Any, **kwargs: Any) -> Any:
-        values = tuple(bind(_root(func), args, kwargs))
-        check_differentiable(_root(func), values, wrt_positions)
-        inputs = [flatten(values[q]) for q in wrt_positions]
-        if forward:
-            value, blocks = _forward_blocks(func, values, wrt_positions, inputs)
-        else:
-            value, blocks = _reverse_blocks(func, values, wrt_positions, inputs)
+    def nest(value: Any, blocks: list, inputs: list) -> Any:
         out_leaves, out_unflatten = flatten(value)
         nested = []
         for k in range(len(out_leaves)):  # blocks[k][p][n]: output leaf k, the p-th wrt, its input leaf n
@@ -304,30 +323,81 @@ def jacobian(func: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = No
             nested.append(per_argument if many else per_argument[0])
         return out_unflatten(nested)
 
-    return Jacobian(func, wrt_positions, many, run)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        values = tuple(bind(_root(func), args, kwargs))
+        check_differentiable(_root(func), values, wrt_positions)
+        inputs = [flatten(values[q]) for q in wrt_positions]
+        if forward:
+            value, blocks = _forward_blocks(func, values, wrt_positions, inputs, [], [()])[0]
+        else:
+            value, blocks = _reverse_blocks(func, values, wrt_positions, inputs)
+        return nest(value, blocks, inputs)
+
+    def along(values: Any, directions: list, masks: list) -> list:
+        """The Jacobian of a derivative (a Hessian, or higher) differentiated along the directions each mask
+        selects: its columns are the derivative's own along each unit vector, innermost."""
+        values = tuple(values)
+        inputs = [flatten(values[q]) for q in wrt_positions]
+        return [nest(value, blocks, inputs)
+                for value, blocks in _forward_blocks(func, values, wrt_positions, inputs, directions, masks)]
+
+    made = Jacobian(func, wrt_positions, many, run)
+    made._along = along
+    return made
 
 
 def _forward_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],
-                    inputs: list[tuple[list, Callable]]) -> tuple[Any, list]:
-    """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: one jvp per input element."""
-    columns: list[list[list[list[Any]]]] = []  # [p][n][e] -> the tangent's leaves
-    value = None
+                    inputs: list[tuple[list, Callable]], directions: list, masks: list) -> list:
+    """The output, and its Jacobian's blocks [output leaf][wrt][input leaf], one jvp per input element; each
+    differentiated along the directions a mask selects, one pair per mask."""
+    columns: list[list[list[list[list[Any]]]]] = [[] for _ in masks]  # [mask][p][n][e] -> the tangent's leaves
+    value_of = None  # per mask: the output differentiated along it
     for q, (leaves, unflatten) in zip(wrt_positions, inputs):
-        per_leaf = []
+        per_leaf: list[list] = [[] for _ in masks]
         for k, leaf in enumerate(leaves):
-            tangents_out = []
+            tangents_out: list[list] = [[] for _ in masks]
             for e in unit_vectors(leaf):
                 direction = unflatten([e if j == k else zeros_like_leaf(x) for j, x in enumerate(leaves)])
-                value, tangent = jvp(func, values, tuple(direction if i == q else None for i in range(len(values))))
-                tangents_out.append(flatten(tangent)[0])
-            per_leaf.append(tangents_out)
-        columns.append(per_leaf)
-    if value is None:  # no input element at all
-        value = func(*values)
-    out_leaves = flatten(value)[0]
-    blocks = [[[stack_columns([t[k] for t in columns[p][n]], out, leaf) for n, leaf in enumerate(inputs[p][0])]
-               for p in range(len(inputs))] for k, out in enumerate(out_leaves)]
-    return value, blocks
+                unit = tuple(direction if i == q else None for i in range(len(values)))
+                results = derivatives_along(func, values, [unit, *directions], [(True, *m) for m in masks]
+                                            + ([(False, *m) for m in masks] if value_of is None else []))
+                if value_of is None:
+                    value_of = results[len(masks):]
+                for n in range(len(masks)):
+                    tangents_out[n].append(flatten(results[n])[0])
+            for n in range(len(masks)):
+                per_leaf[n].append(tangents_out[n])
+        for n in range(len(masks)):
+            columns[n].append(per_leaf[n])
+    if value_of is None:  # no input element at all
+        value_of = derivatives_along(func, values, directions, masks) if directions else [func(*values)]
+    made = []
+    for n, value in enumerate(value_of):
+        out_leaves = flatten(value)[0]
+        made.append((value, [[[stack_columns([t[k] for t in columns[n][p][m]], out, leaf)
+                               for m, leaf in enumerate(inputs[p][0])]
+                              for p in range(len(inputs))] for k, out in enumerate(out_leaves)]))
+    return made
+
+
+def derivatives_along(func: Callable, values: tuple, directions: list, masks: list) -> list:
+    """``func(*values)`` differentiated along the directions each mask selects (tuples of tangents of the
+    parameters, innermost first), one result per mask: a derivative or a Jacobian of one by its own
+    ``along``, a function along one direction by jvp, along more by forward mode over forward mode."""
+    if isinstance(func, Derivative):
+        return pushforward(func, values, directions, masks)
+    if hasattr(func, "_along") and not (len(directions) == 1 and func.order == 1):
+        return func._along(values, directions, masks)  # (a first-order Jacobian has its own jvp, below)
+    if len(directions) == 1:
+        pair = jvp(func, values, directions[0])
+        return [pair[1] if mask[0] else pair[0] for mask in masks]
+    if not inspect.isfunction(func):
+        raise InvalidArgument(f"differentiating {func!r} more than once: adsrc differentiates a Python function, "
+                              f"a derivative or a Jacobian of one that many times")
+    result = along(func, values, [tuple(zero if t is None else to_tangent(t) for t in d) for d in directions])
+    fresh = Fresh(values, *directions)
+    primal = pick(result, (False,) * len(directions))
+    return [fresh.finish(pick(result, mask), primal) if any(mask) else primal for mask in masks]
 
 
 def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],

@@ -47,7 +47,7 @@ from ..second_order.gradient import pulled_back
 from ..values import TangentTuple, is_zero, part, to_tangent, unthunk, zero
 from .arguments import bind, label, star_position, where
 from .blocks import zeros_like_leaf
-from .derivative import MAX_ORDER
+from ..errors import BEYOND_A_CALL
 from .forward import _float_like, jvp
 
 
@@ -59,8 +59,7 @@ def _refuse_order(func: Callable) -> None:
     if order or hasattr(type(func), "__adsrc_pushforward__"):
         root = getattr(func, "root", func)
         raise InvalidArgument(f"differentiating jvp({label(func)}) ({where(root)}) inside a differentiated "
-                              f"function: that is a derivative of order {max(order, 1) + 2}, and adsrc differentiates "
-                              f"up to order {MAX_ORDER}")
+                              f"function: that is a derivative of order {max(order, 1) + 2}; {BEYOND_A_CALL}")
 
 
 def _lifted(func: Callable, primals: tuple) -> tuple[Callable, tuple, int, int]:
@@ -189,8 +188,8 @@ def _forward(position: int) -> Callable:
 def _third_order(g: Any, ans: Any, func: Callable, *rest: Any) -> InvalidArgument:
     root = getattr(func, "root", func)
     return InvalidArgument(f"differentiating a function that calls jvp({label(func)}) ({where(root)}) twice over "
-                           f"(a Hessian, hvp or jvp of a derivative of it): that is a derivative of order 3, and "
-                           f"adsrc differentiates up to order {MAX_ORDER}")
+                           f"(a Hessian, hvp or jvp of a derivative of it): that is a derivative of order 3; "
+                           f"{BEYOND_A_CALL}")
 
 
 _RULE = (_of_function, _of_primals, _of_tangents), (_forward(0), _forward(1), _forward(2))

@@ -59,39 +59,56 @@ from ..recompute import LoopAdjoint, stored_loop_adjoint
 from ..runtime import CalleeDerivative
 from ..values import add_tangents, arrays, as_tangent, drop_last, part, unthunk
 from .compile import general_jvp
+from ..errors import BEYOND_A_CALL
 from .gradient import unit_seed
 
 _LIST_MUTATORS = {"append", "extend", "insert", "pop", "reverse", "clear"}
 
 
 # ---- calls -------------------------------------------------------------------------
-def jvp_function(fn: Callable) -> Callable:
-    """Mark a transformed function: it takes ``(tangents, ktangents, *args)`` and returns (value, tangent)."""
-    fn.__adsrc_jvp__ = True
+def jvp_function(fn: Callable, level: int = 1) -> Callable:
+    """Mark a transformed function: it takes ``(tangents, ktangents, *args)``, the tangents of ``level``
+    (see :func:`call_at`), and returns (value, tangent)."""
+    fn.__adsrc_jvp__ = level
     return fn
 
 
 def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``fn(*args, **kwargs)`` and its tangent, given the arguments' tangents."""
-    if getattr(fn, "__adsrc_jvp__", False):
+    return call_at(1, fn, tangents, ktangents, *args, **kwargs)
+
+
+def call_at(level: int, fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`call` with tangents of ``level``. Code generated here at one level is real Python, and is
+    differentiated again at another (a third derivative is the JVP of a second-order JVP): a function
+    transformed at ``level`` is called as it is, one transformed at a level below is transformed once
+    more, at this one, and so is this dispatcher when code at a level above calls it. There, this logic runs
+    on that code's values, where a function the code defined is bound to its form at that level: one
+    marked above ``level`` stands for the function it was transformed from."""
+    if _all_zero(tangents, ktangents) and type(fn) in _BUILTIN_CALLABLES:
+        return fn(*args, **kwargs), zero  # the common case in transformed code: isinstance, len, getattr
+    if getattr(fn, "__adsrc_jvp__", 0) >= level:  # above: this dispatcher's own logic, transformed (see above)
         return fn(tangents, ktangents, *args, **kwargs)
+    if fn in _LIST_METHODS and isinstance(args[_LIST_METHODS[fn]], list) \
+            and args[_LIST_METHODS[fn] + 2] in _LIST_MUTATORS:
+        return _mirrored(_LIST_METHODS[fn], tangents, args, kwargs)
     if isinstance(fn, CalleeDerivative) and not fn.mode.forward:
-        return _transformed(compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
+        return _transformed(level, compile(fn.func, fn.wrt, EAGER).function, tangents, ktangents, args, kwargs)
     if isinstance(fn, GeneralDerivative) and not fn.mode.forward:  # arguments an entry check turned away
-        return _transformed(compile(fn.func(), fn.wrt, EAGER, fn.lifted, general=True).function, tangents,
+        return _transformed(level, compile(fn.func(), fn.wrt, EAGER, fn.lifted, general=True).function, tangents,
                             ktangents, args, kwargs)
     if isinstance(fn, CallDerivative) and not fn.mode.forward:
-        return _call_site(fn, tangents, ktangents, args, kwargs)
+        return _call_site(level, fn, tangents, ktangents, args, kwargs)
     if isinstance(fn, LoopAdjoint):  # checkpoint_loop's: the plain loop adjoint, every pullback kept
-        return _transformed(stored_loop_adjoint, (zero, *tangents), ktangents, (fn.wrt, *args), kwargs)
+        return _transformed(level, stored_loop_adjoint, (zero, *tangents), ktangents, (fn.wrt, *args), kwargs)
     rule = _vjp_rule(fn)
     if rule is not None:
-        return _vjp_call(rule, fn, tangents, ktangents, args, kwargs)
+        return _vjp_call(level, rule, fn, tangents, ktangents, args, kwargs)
     rule = _vjp_rule(fn, "jvps")
     if rule is not None:  # a rule's jvp, called from generated forward code (a jvp of a jvp)
-        return _jvp_call(rule, fn, tangents, ktangents, args, kwargs)
+        return _jvp_call(level, rule, fn, tangents, ktangents, args, kwargs)
     if getattr(fn, "__adsrc_multilinear__", None) is not None:
-        return _multilinear_call(fn, tangents, ktangents, args, kwargs)
+        return _multilinear_call(level, fn, tangents, ktangents, args, kwargs)
     if inspect.isclass(fn) and (issubclass(fn, tuple) and hasattr(fn, "_fields") or dataclasses.is_dataclass(fn)):
         return _construct(fn, tangents, ktangents, args, kwargs)
     if fn is dict and kwargs and len(args) <= 1:  # dict(pairs, b=x): keywords are entries, as in dict_with
@@ -101,7 +118,11 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     special = _special(fn) or _in_place(fn)
     if special is not None:
         return special(tangents, args, kwargs)
-    generated = inspect.isfunction(fn) and fn.__code__.co_filename.startswith("<adsrc")
+    # Generated code, and this dispatcher called by code transformed again, are transformed even with zero
+    # tangents: a function that code defines is bound to its transformed form there, and would be called in
+    # the wrong convention by the plain dispatcher.
+    generated = inspect.isfunction(fn) and (fn.__code__.co_filename.startswith(_GENERATED) or fn in _DISPATCHERS
+                                            or fn.__code__.co_filename in _THIS_LAYER)
     if not generated and _all_zero(tangents, ktangents):
         return fn(*args, **kwargs), zero
     rule = registry.lookup(fn)
@@ -112,15 +133,21 @@ def call(fn: Any, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any) -
     if inspect.isfunction(fn):
         if is_library_function(fn):  # libraries are primitives: never transformed from their source
             return _opaque(fn, tangents, ktangents, args, kwargs, _LIBRARY)
-        return _transformed(fn, tangents, ktangents, args, kwargs)
+        return _transformed(level, fn, tangents, ktangents, args, kwargs)
     return _opaque(fn, tangents, ktangents, args, kwargs)
+
+
+_DISPATCHERS = (call, call_at)  # and method, method_at: added below
+_GENERATED = "<adsrc"
+_THIS_LAYER = (__file__, unit_seed.__code__.co_filename)  # this module, gradient.py
+_BUILTIN_CALLABLES = (type(len), type(object.__init__), type)  # C functions, slot wrappers, classes
 
 
 _LIBRARY = ("it comes from a library and has no tangent rule (adsrc does not differentiate a library's "
             "source); give it one with adsrc.rules.registry.defjvp")
 
 
-def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+def _call_site(level: int, fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
     """The JVP of a call site's adjoint (a callee known when it runs): the JVP of the resolved function's
     eager adjoint, its pullback's cotangents regrouped as the call site's (a linear map, so their
     tangents are regrouped the same way)."""
@@ -130,30 +157,28 @@ def _call_site(fn: CallDerivative, tangents: tuple, ktangents: dict, args: tuple
         raise NotDifferentiable(f"a second derivative through {plan.label}, called at {fn.where}: adsrc "
                                 f"differentiates a call of it once (grad, vjp, jvp), not twice")
     if plan.derivative is not None:  # a gradient called inside: its pullback is already a second derivative
-        raise NotDifferentiable(f"differentiating {plan.label}, called at {fn.where}, twice more: that is a third "
-                                  f"derivative, and adsrc differentiates up to order 2")
+        raise NotDifferentiable(f"differentiating {plan.label}, called at {fn.where}, twice more: {BEYOND_A_CALL}")
     given = {**dict(enumerate(tangents)), **ktangents}
     if plan.rule is not None:
-        return _rule_site(fn, plan, first, tuple(atoms), given)
+        return _rule_site(level, fn, plan, first, tuple(atoms), given)
     param_tangents = fn.parameter_tangents(plan, first, given)
     sources = plan.sources()
     wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
-    pair, dpair = _transformed(compile(plan.function, wrt, EAGER, plan.lifted).function, tuple(param_tangents), {},
-                               tuple(plan.values()), {})
+    pair, dpair = _transformed(level, compile(plan.function, wrt, EAGER, plan.lifted).function,
+                               tuple(param_tangents), {}, tuple(plan.values()), {})
     value, inner = pair
 
-    @jvp_function
     def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
-        grads, dgrads = call(inner, tangents, ktangents, g)
+        grads, dgrads = call_at(level, inner, tangents, ktangents, g)
         parts = [sources[i] for i in wrt]
         return (fn.gather(first, atoms, list(zip(parts, grads))),
                 fn.gather(first, atoms, [(s, zero if is_zero_tree(dgrads) else part(dgrads, k))
                                          for k, s in enumerate(parts)]))
 
-    return (value, pullback), (part(dpair, 0), zero)
+    return (value, jvp_function(pullback, level)), (part(dpair, 0), zero)
 
 
-def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
+def _rule_site(level: int, fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
     """The JVP of a call site's adjoint that resolved to a rule (``g = np.sum; g(x)``): the value's tangent by
     the rule's jvps; the pullback's by differentiating each vjp it calls, as any vjp called from adjoint code."""
     if not all(is_zero_tree(given.get(key, zero)) for key in plan.keywords):
@@ -165,17 +190,16 @@ def _rule_site(fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: d
     dvalue = _rule_tangent(plan.rule, dvalues, value, values, kwargs)
     active = [i for i, s in enumerate(sources) if fn.active(s)]
 
-    @jvp_function
     def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
         dg = tangents[0] if tangents else zero
         parts, dparts = [], []
         for i in active:
-            d, dd = call(plan.rule.vjps[i], (dg, dvalue, *dvalues), {}, g, value, *values, **kwargs)
+            d, dd = call_at(level, plan.rule.vjps[i], (dg, dvalue, *dvalues), {}, g, value, *values, **kwargs)
             parts.append((sources[i], unthunk(d)))
             dparts.append((sources[i], dd))
         return fn.gather(first, atoms, parts), fn.gather(first, atoms, dparts)
 
-    return (value, pullback), (dvalue, zero)
+    return (value, jvp_function(pullback, level)), (dvalue, zero)
 
 
 def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -202,8 +226,9 @@ def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs:
     return value, TangentDict(dict(zip(fields, per_field)))
 
 
-def _transformed(fn: Callable, tangents: tuple, ktangents: dict, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    jvp, failure = general_jvp(fn)
+def _transformed(level: int, fn: Callable, tangents: tuple, ktangents: dict, args: tuple,
+                 kwargs: dict) -> tuple[Any, Any]:
+    jvp, failure = general_jvp(fn, level)
     if jvp is None:
         return _opaque(fn, tangents, ktangents, args, kwargs, failure)
     return jvp(tangents, ktangents, *args, **kwargs)
@@ -276,7 +301,7 @@ def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[
     return tuple(tangents), tuple(args), kwargs
 
 
-def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+def _vjp_call(level, rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     """A rule's vjp called from adjoint code: linear in the cotangent ``g`` (its first argument)."""
     if args and args[0] is zero:
         return zero, zero
@@ -287,11 +312,11 @@ def _vjp_call(rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     if not rule.complex_ok and registry.meets_complex(args[1:]):  # the wrapper is bypassed below
         raise registry.complex_error(f"the gradient rule {vjp.__name__}", "met")
     _refuse_once_more(vjp, args)
-    value, tangent = _transformed(vjp.__wrapped__, tangents, ktangents, args, kwargs)
+    value, tangent = _transformed(level, vjp.__wrapped__, tangents, ktangents, args, kwargs)
     return as_tangent(value), as_tangent(tangent)
 
 
-def _jvp_call(rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+def _jvp_call(level, rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     """A rule's jvp called from forward code: linear in the tangent ``t`` (its first argument), so its
     tangent is the jvp of ``t``'s tangent plus, unless the rule is linear, its source's derivative."""
     if args and args[0] is zero:
@@ -305,9 +330,9 @@ def _jvp_call(rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     _refuse_once_more(jvp, args)
     inner = jvp.__wrapped__
     if getattr(inner, "__adsrc_multilinear__", None) is not None:
-        value, tangent = _multilinear_call(inner, tangents, ktangents, args, kwargs)
+        value, tangent = _multilinear_call(level, inner, tangents, ktangents, args, kwargs)
     else:
-        value, tangent = _transformed(inner, tangents, ktangents, args, kwargs)
+        value, tangent = _transformed(level, inner, tangents, ktangents, args, kwargs)
     ans = args[1] if len(args) > 1 else None
     if type(ans) is np.ndarray:  # the wrapper broadcasts a contribution to the result's shape: so its tangent
         value = value if value is zero or np.shape(value) == ans.shape else np.broadcast_to(value, ans.shape)
@@ -316,14 +341,14 @@ def _jvp_call(rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     return as_tangent(value), as_tangent(tangent)
 
 
-def _multilinear_call(jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
+def _multilinear_call(level, jvp, tangents, ktangents, args, kwargs) -> tuple[Any, Any]:
     """``jvp(t, ans, *args)`` of a multilinear primitive is the primitive's call with ``t`` in place of
     argument ``index`` (rules/_tangent.py): its tangent is that call's, the tangent of ``t`` in that place."""
     func, index, fixed = jvp.__adsrc_multilinear__
     t, dt = (args[0], tangents[0]) if tangents else (args[0], zero)
     values, moved = list(args[2:]), list(tangents[2:]) + [zero] * (len(args) - 2 - len(tangents[2:]))
     values[index], moved[index] = dense(t, values[index]), dt
-    return call(func, tuple(moved), ktangents, *values, **{**kwargs, **fixed} if fixed else kwargs)
+    return call_at(level, func, tuple(moved), ktangents, *values, **{**kwargs, **fixed} if fixed else kwargs)
 
 
 def _refuse_once_more(rule_function: Callable, args: tuple) -> None:
@@ -390,6 +415,25 @@ def _reversed(tangents, args, kwargs):
     return seq[::-1], TangentList(items(tangents[0], seq)[::-1])
 
 
+def _owned_too(func: Callable) -> Callable:
+    """``own(t, value)`` (``own_list``) in code differentiated again: the tangent it gives may be written in
+    place (a list grown), so its own tangent is owned as well."""
+    def run(tangents, args, kwargs):
+        value = func(*args, **kwargs)
+        return value, func(tangents[0] if tangents else zero, value)
+
+    return run
+
+
+def _iterate(tangents, args, kwargs):
+    """``iterate(seq, dseq)`` in code differentiated again: the pairs it yields, and their tangents."""
+    seq, dseq = args
+    seq = seq if isinstance(seq, (list, tuple, np.ndarray)) else list(seq)
+    t_seq, t_dseq = (tuple(tangents) + (zero, zero))[:2]
+    pairs = list(zip(seq, items(dseq, seq)))
+    return pairs, TangentList(TangentTuple(t) for t in zip(items(t_seq, seq), items(t_dseq, seq)))
+
+
 def _added_into(tangents, args, kwargs):
     """``added_into(dy, vjp, g, *args)`` writes into ``dy``, which its loop owns; its tangent is computed
     out of place: ``ddy + vjp(dg, *args)`` (the vjps with an in-place form, reads by index, are linear
@@ -421,6 +465,9 @@ def _special(fn: Any) -> Callable | None:
             writes.cleared_in_place: _linear_helper(writes.cleared_in_place, writes.cleared),
             writes.drop_last_in_place: _linear_helper(writes.drop_last_in_place, drop_last),
             writes.added_into: _added_into,
+            # Code transformed again marks a function it defined, already marked at its own level.
+            jvp_function: lambda tangents, args, kwargs: (args[0], zero), iterate: _iterate,
+            own: _owned_too(own), own_list: _owned_too(own_list),
         })
     try:
         return _SPECIALS.get(fn)
@@ -475,6 +522,12 @@ def _pure_helpers() -> set:
 # ---- methods, operators, attributes, subscripts ----------------------------------------
 def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *args: Any, **kwargs: Any):
     """``obj.name(*args, **kwargs)`` and its tangent; list mutators mirror themselves on the tangent list."""
+    return method_at(1, obj, dobj, name, tangents, ktangents, *args, **kwargs)
+
+
+def method_at(level: int, obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *args: Any,
+              **kwargs: Any):
+    """:func:`method` with tangents of ``level`` (:func:`call_at`)."""
     if isinstance(obj, list) and name in _LIST_MUTATORS:
         value = getattr(obj, name)(*args, **kwargs)
         if name == "pop":
@@ -499,11 +552,42 @@ def method(obj: Any, dobj: Any, name: str, tangents: tuple, ktangents: dict, *ar
             return _rule_call(rule, getattr(obj, name), (dobj, *tangents), ktangents, (obj, *args), kwargs,
                               bound=True)
         if prim is not None:
-            return call(prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
+            return call_at(level, prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
     bound = getattr(obj, name)
     if is_zero_tree(dobj) and _all_zero(tangents, ktangents):
         return bound(*args, **kwargs), zero
-    return call(bound, tangents, ktangents, *args, **kwargs)
+    return call_at(level, bound, tangents, ktangents, *args, **kwargs)
+
+
+_DISPATCHERS += (method, method_at)
+_LIST_METHODS = {method: 0, method_at: 1}  # where the list comes among their arguments
+
+
+def _mirrored(at: int, tangents: tuple, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """A list mutator called through :func:`method` by code differentiated again (a tape's append and
+    pop): the call, which mirrors itself on the list's tangent, and the same on the tangents of both lists."""
+    tangents = tuple(tangents) + (zero,) * (len(args) - len(tangents))
+    obj, dobj, name, ts, kts, *rest = args[at:]
+    t_obj, t_dobj, _, t_ts, _, *t_rest = tangents[at:]
+    pair = method_at(args[0] if at else 1, obj, dobj, name, ts, kts, *rest, **kwargs)
+    return pair, TangentTuple((_mirror(t_obj, name, rest, t_rest), _mirror(t_dobj, name, rest, items(t_ts, ts))))
+
+
+def _mirror(t: Any, name: str, args: list, targs: list) -> Any:
+    """``name`` applied to the tangent ``t`` of a list, with the tangents ``targs`` of its arguments."""
+    if not isinstance(t, list):
+        if name in ("pop", "reverse", "clear") or all(is_zero_tree(a) for a in targs):
+            return zero
+        raise NotDifferentiable(f"forward mode: .{name}() on a list whose tangent is not a list")
+    if name == "pop":
+        return t.pop(*args)
+    if name in ("append", "insert"):
+        getattr(t, name)(*args[:-1], targs[-1])
+    elif name == "extend":
+        t.extend(items(targs[0], list(args[0])))
+    else:
+        getattr(t, name)()
+    return zero
 
 
 def _dict_method(obj, dobj, name, tangents, args):

@@ -9,7 +9,8 @@ structure and shape; ``is_zero`` also recognises containers of zeros.
 
 Arrays written in place get a tangent array of their own (``own``), kept in a
 per-evaluation ownership map (``ownership()``) so that a helper writing into
-its caller's buffer writes into the caller's tangent too.
+its caller's buffer writes into the caller's tangent too. An array may have
+several, one per level of tangents (second_order/towers.py).
 """
 from __future__ import annotations
 
@@ -193,8 +194,8 @@ def ownership() -> Iterator[None]:
 
 def _owned_already(t: Any, value: Any) -> bool:
     owned = _owned.get()
-    entry = owned.get(id(value)) if owned is not None else None
-    return entry is not None and entry[0] is value and entry[1] is t
+    entries = owned.get(id(value), ()) if owned is not None else ()
+    return any(v is value and fresh is t for v, fresh in entries)
 
 
 def own(t: Any, value: Any) -> Any:
@@ -210,8 +211,8 @@ def own(t: Any, value: Any) -> Any:
         fresh = TangentList(items(t, value))
     else:
         fresh = TangentDict({} if is_zero_tree(t) else t)
-    if owned is not None:
-        owned[id(value)] = (value, fresh)
+    if owned is not None:  # one entry per level of tangents (code differentiated again owns its own)
+        owned.setdefault(id(value), []).append((value, fresh))
     return fresh
 
 

@@ -34,10 +34,11 @@ from ..ir.naming import Namer, Rename
 class AnyForward:
     """Transforms one function (and the functions defined inside it) statement by statement."""
 
-    def __init__(self, namer: Namer, fwd: str, where: str):
+    def __init__(self, namer: Namer, fwd: str, where: str, level: int = 1):
         self.namer = namer
         self.fwd = fwd
         self.where = where
+        self.level = level  # the order of the tangents this code carries (dispatch.py: call_at)
         self.tangents: dict[str, str] = {}
         self.scopes: list[set[str]] = []
         self.nonlocals: list[set[str]] = []  # per function: tangents of enclosing arrays it writes into
@@ -58,6 +59,13 @@ class AnyForward:
     def helper(self, func: str, *args: gast.expr, keywords=()) -> gast.Call:
         return gast.Call(func=gast.Attribute(value=name(self.fwd), attr=func, ctx=gast.Load()),
                          args=list(args), keywords=list(keywords))
+
+    def dispatch(self, func: str, *args: gast.expr, keywords=()) -> gast.Call:
+        """``fwd.call(...)`` (``fwd.method``) at level 1; ``fwd.call_at(level, ...)`` above it, so that the
+        dispatcher tells a function in this code's convention from one of the code it differentiates."""
+        if self.level == 1:
+            return self.helper(func, *args, keywords=keywords)
+        return self.helper(f"{func}_at", const(self.level), *args, keywords=keywords)
 
     def fresh(self, hint: str) -> str:
         var = self.namer.fresh(hint)
@@ -196,11 +204,16 @@ class AnyForward:
 
     def stmt_FunctionDef(self, node: gast.FunctionDef) -> None:
         self.emit(self.function(node))
-        self.emit(assign(node.name, self.helper("jvp_function", name(node.name))),
+        marked = (name(node.name),) if self.level == 1 else (name(node.name), const(self.level))
+        self.emit(assign(node.name, self.helper("jvp_function", *marked)),
                   assign(self.tangent(node.name), self.zero()))
 
     def _keep(self, node: gast.stmt) -> None:
         self.emit(node)
+
+    def stmt_Nonlocal(self, node: gast.Nonlocal) -> None:
+        """An enclosing function's names (code generated here, differentiated again): their tangents too."""
+        self.emit(gast.Nonlocal(names=list(node.names) + [self.tangent(n) for n in node.names]))
 
     stmt_Pass = stmt_Break = stmt_Continue = stmt_Raise = stmt_Assert = stmt_ImportFrom = _keep
 
@@ -233,6 +246,9 @@ class AnyForward:
         if base is None or not any(base in scope for scope in self.scopes):
             self.fail("forward mode through assignment into a subscript of anything but a local variable")
         if base not in self.scopes[-1]:
+            if self.level > 1:  # known to give wrong third derivatives: refused until it is mended
+                self.fail("a derivative of order 3 or more through a pullback that restores an array the "
+                          "function wrote into (docs/higher-order.md)")
             self.nonlocals[-1].add(self.tangent(base))
         return base, self.tangent(base)
 
@@ -359,11 +375,11 @@ class AnyForward:
         return self.result(gast.List(elts=values, ctx=gast.Load()), lambda t: tangent, "items")
 
     def expr_Dict(self, node):
-        if any(k is None for k in node.keys):
-            self.fail("forward mode through ** in a dict display")
-        keys = [self.atom(k, "key") for k in node.keys]
+        keys = [None if k is None else self.atom(k, "key") for k in node.keys]
         pairs = [self.expr(v) for v in node.values]
-        tangent = self.helper("TangentDict", gast.Dict(keys=[copy.deepcopy(k) for k in keys], values=[p[1] for p in pairs]))
+        tangents = [t if k is not None else self.helper("keyword_tangents", t, v)  # {**m}: m's entries
+                    for k, (v, t) in zip(keys, pairs)]
+        tangent = self.helper("TangentDict", gast.Dict(keys=[copy.deepcopy(k) for k in keys], values=tangents))
         return self.result(gast.Dict(keys=keys, values=[p[0] for p in pairs]), lambda t: tangent, "mapping")
 
     def expr_Call(self, node):
@@ -386,11 +402,11 @@ class AnyForward:
         pair = gast.Tuple(elts=[store(var), store(dvar)], ctx=gast.Store())
         if is_method:
             obj, dobj = self.expr(func.value)
-            self.emit(assign(pair, self.helper("method", obj, dobj, const(func.attr), tangents, ktangents, *args,
-                                               keywords=keywords)))
+            self.emit(assign(pair, self.dispatch("method", obj, dobj, const(func.attr), tangents, ktangents, *args,
+                                                 keywords=keywords)))
         else:
             callee = func if isinstance(func, (gast.Name, gast.Attribute)) else self.atom(func, "callee")
-            self.emit(assign(pair, self.helper("call", callee, tangents, ktangents, *args, keywords=keywords)))
+            self.emit(assign(pair, self.dispatch("call", callee, tangents, ktangents, *args, keywords=keywords)))
         return name(var), name(dvar)
 
     def expr_ListComp(self, node):
