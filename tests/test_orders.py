@@ -1,4 +1,4 @@
-"""Derivatives of order 3: the transformer differentiating its own output (second_order/towers.py).
+"""Derivatives of order 3 and 4: the transformer differentiating its own output (second_order/towers.py).
 
 Each derivative is checked against central finite differences (float64) of
 the derivative one order below it, itself computed by adsrc, in lazy and in
@@ -88,36 +88,24 @@ def with_a_vector(s):
     return np.sum(np.log1p(x * x)) + np.prod(np.sin(x))
 
 
-FUNCTIONS = [with_a_loop, with_a_branch, with_a_helper, with_a_closure, with_a_while_loop, with_a_vector]
+FUNCTIONS = [with_a_loop, with_a_branch, with_writes, with_a_restored_write, with_a_helper, with_a_closure,
+             with_a_while_loop, with_a_vector]
 POINT = 0.37
 
 
 @pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
 @pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f.__name__)
-def test_third_derivatives_match_finite_differences_of_the_order_below(func, eager):
+def test_third_and_fourth_derivatives_match_finite_differences_of_the_order_below(func, eager):
     with adsrc.eager_unthunk(eager):
         d2 = adsrc.grad(adsrc.grad(func))
         d3 = adsrc.grad(d2)
-        third = d3(POINT)
+        third, fourth = d3(POINT), adsrc.grad(d3)(POINT)
         np.testing.assert_allclose(third, central(d2, POINT), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(fourth, central(d3, POINT, 1e-3), rtol=1e-4, atol=1e-6)
         # the same third derivative by the other compositions of the API
         np.testing.assert_allclose(adsrc.jvp(d2, (POINT,), (1.0,))[1], third, rtol=1e-12)
         np.testing.assert_allclose(adsrc.value_and_grad(d2)(POINT)[1], third, rtol=1e-12)
         np.testing.assert_allclose(adsrc.hessian(adsrc.grad(func))(POINT), third, rtol=1e-12)
-
-
-def test_a_third_derivative_through_a_restored_write_is_refused_not_wrong():
-    """Known to come out wrong (docs/higher-order.md): refused, naming the function, until it is mended."""
-    assert np.isclose(adsrc.grad(adsrc.grad(with_a_restored_write))(POINT),
-                      central(adsrc.grad(with_a_restored_write), POINT), rtol=1e-6)
-    for func in (with_a_restored_write, with_writes):
-        with pytest.raises(adsrc.errors.AdsrcError, match=r"test_orders.py:\d+.*restores an array"):
-            adsrc.grad(adsrc.grad(adsrc.grad(func)))(POINT)
-
-
-def test_a_fourth_derivative_is_refused_for_now():
-    with pytest.raises(adsrc.errors.AdsrcError, match="order 4 of a gradient"):
-        adsrc.grad(adsrc.grad(adsrc.grad(adsrc.grad(with_a_loop))))(POINT)
 
 
 def test_a_third_derivative_keeps_float32():
@@ -172,7 +160,7 @@ def test_random_programs_third_derivative_in_s(tmp_path, eager):
             d3 = adsrc.grad(d2, wrt=2)
             try:
                 got = d3(x, W, s, n)
-            except adsrc.errors.AdsrcError:  # refused (writes restored, a helper writing its argument): not wrong
+            except adsrc.errors.AdsrcError:  # refused (a helper writing into its argument): not wrong
                 continue
             expected = (d2(x, W, s + H, n) - d2(x, W, s - H, n)) / (2 * H)
             assert np.allclose(got, expected, rtol=1e-5, atol=1e-6 * max(1.0, abs(value))), \

@@ -44,9 +44,10 @@ from ..errors import NotDifferentiable
 from ..values.arrays import is_number, receives
 from ..rules import registry
 from .helpers import (  # noqa: F401  (generated code reaches every helper through this module)
-    TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, holds_floats, is_zero_tree, items,
+    TangentDict, TangentList, TangentTuple, arg_tangent, attribute, binary, carries_nothing, holds_floats,
+    is_zero_tree, items,
     iterate, keyword_tangents, kwarg_tangents, opaque_value, own, own_list, ownership, star, store, subscript,
-    unary, unpack, vararg_tangents, zero, _all_zero,
+    unary, unpack, unpack_starred, vararg_tangents, zero, _all_zero,
 )
 from ..backend.pipeline import EAGER, GeneralDerivative, compile
 from ..frontend.prims import positional_parameters
@@ -85,7 +86,7 @@ def call_at(level: int, fn: Any, tangents: tuple, ktangents: dict, *args: Any, *
     more, at this one, and so is this dispatcher when code at a level above calls it. There, this logic runs
     on that code's values, where a function the code defined is bound to its form at that level: one
     marked above ``level`` stands for the function it was transformed from."""
-    if _all_zero(tangents, ktangents) and type(fn) in _BUILTIN_CALLABLES:
+    if type(fn) in _BUILTIN_CALLABLES and all(carries_nothing(t) for t in (*tangents, *ktangents.values())):
         return fn(*args, **kwargs), zero  # the common case in transformed code: isinstance, len, getattr
     if getattr(fn, "__adsrc_jvp__", 0) >= level:  # above: this dispatcher's own logic, transformed (see above)
         return fn(tangents, ktangents, *args, **kwargs)
@@ -121,9 +122,7 @@ def call_at(level: int, fn: Any, tangents: tuple, ktangents: dict, *args: Any, *
     # Generated code, and this dispatcher called by code transformed again, are transformed even with zero
     # tangents: a function that code defines is bound to its transformed form there, and would be called in
     # the wrong convention by the plain dispatcher.
-    generated = inspect.isfunction(fn) and (fn.__code__.co_filename.startswith(_GENERATED) or fn in _DISPATCHERS
-                                            or fn.__code__.co_filename in _THIS_LAYER)
-    if not generated and _all_zero(tangents, ktangents):
+    if not _own_code(fn) and all(carries_nothing(t) for t in (*tangents, *ktangents.values())):
         return fn(*args, **kwargs), zero
     rule = registry.lookup(fn)
     if rule is not None:
@@ -135,6 +134,13 @@ def call_at(level: int, fn: Any, tangents: tuple, ktangents: dict, *args: Any, *
             return _opaque(fn, tangents, ktangents, args, kwargs, _LIBRARY)
         return _transformed(level, fn, tangents, ktangents, args, kwargs)
     return _opaque(fn, tangents, ktangents, args, kwargs)
+
+
+def _own_code(fn: Any) -> bool:
+    """Code generated here or this dispatcher's (and gradient.py's): never run as is with tangents of the
+    level above, and never opaque."""
+    return inspect.isfunction(fn) and (fn.__code__.co_filename.startswith(_GENERATED) or fn in _DISPATCHERS
+                                       or fn.__code__.co_filename in _THIS_LAYER)
 
 
 _DISPATCHERS = (call, call_at)  # and method, method_at: added below
@@ -172,7 +178,7 @@ def _call_site(level: int, fn: CallDerivative, tangents: tuple, ktangents: dict,
         grads, dgrads = call_at(level, inner, tangents, ktangents, g)
         parts = [sources[i] for i in wrt]
         return (fn.gather(first, atoms, list(zip(parts, grads))),
-                fn.gather(first, atoms, [(s, zero if is_zero_tree(dgrads) else part(dgrads, k))
+                fn.gather(first, atoms, [(s, zero if carries_nothing(dgrads) else part(dgrads, k))
                                          for k, s in enumerate(parts)]))
 
     return (value, jvp_function(pullback, level)), (part(dpair, 0), zero)
@@ -181,7 +187,7 @@ def _call_site(level: int, fn: CallDerivative, tangents: tuple, ktangents: dict,
 def _rule_site(level: int, fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
     """The JVP of a call site's adjoint that resolved to a rule (``g = np.sum; g(x)``): the value's tangent by
     the rule's jvps; the pullback's by differentiating each vjp it calls, as any vjp called from adjoint code."""
-    if not all(is_zero_tree(given.get(key, zero)) for key in plan.keywords):
+    if not all(carries_nothing(given.get(key, zero)) for key in plan.keywords):
         raise NotDifferentiable(f"second order through {plan.label} with a differentiable keyword argument at "
                                   f"{fn.where}; pass it positionally")
     values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
@@ -229,6 +235,8 @@ def _construct(cls: type, tangents: tuple, ktangents: dict, args: tuple, kwargs:
 def _transformed(level: int, fn: Callable, tangents: tuple, ktangents: dict, args: tuple,
                  kwargs: dict) -> tuple[Any, Any]:
     jvp, failure = general_jvp(fn, level)
+    if jvp is None and _own_code(fn):  # it writes into tangents: run as it is, it would drop their tangents
+        raise NotDifferentiable(f"adsrc cannot differentiate its own {fn.__qualname__} again: {failure}")
     if jvp is None:
         return _opaque(fn, tangents, ktangents, args, kwargs, failure)
     return jvp(tangents, ktangents, *args, **kwargs)
@@ -245,26 +253,39 @@ def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | str | Non
 
 def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
     """A procedure (it returns None) given an array or list whose tangent is not zero may have written into it."""
-    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not is_zero_tree(t)
+    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not carries_nothing(t)
                                  for a, t in zip(args, tangents))
 
 
 def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False) -> tuple[Any, Any]:
     """``fn(*args, **kwargs)`` and its tangent by ``rule``'s jvps; ``bound``: ``fn`` is the method of
     ``args[0]`` that the rule's primitive differentiates, called without it."""
-    ans = fn(*args[1:], **kwargs) if bound else fn(*args, **kwargs)
-    if not all(is_zero_tree(t) for t in ktangents.values()):
+    ans = _method_value(rule, args[0], fn.__name__, *args[1:], **kwargs) if bound else fn(*args, **kwargs)
+    if not all(carries_nothing(t) for t in ktangents.values()):
         if bound:
             raise NotDifferentiable(f"forward mode through {rule.name} with a differentiable keyword argument")
         tangents, args, kwargs = _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs)
     return ans, _rule_tangent(rule, tangents, ans, args, kwargs)
 
 
+def _method_value(rule, obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``obj.name(*args)``, the method ``rule`` differentiates, with ``obj`` an argument: differentiated
+    again (a special below), its tangent is the rule's, where a bound method would hide ``obj``'s."""
+    return getattr(obj, name)(*args, **kwargs)
+
+
+def _method_value_tangent(tangents, args, kwargs) -> tuple[Any, Any]:
+    rule, obj, name, *rest = args
+    value = getattr(obj, name)(*rest, **kwargs)
+    tangents = tuple(tangents) + (zero,) * (len(args) - len(tangents))
+    return value, _rule_tangent(rule, (tangents[1], *tangents[3:]), value, (obj, *rest), kwargs)
+
+
 def _rule_tangent(rule, tangents, ans, args, kwargs) -> Any:
     """The tangent of ``ans``, the rule's value at ``args``: the sum of its jvps."""
     total = zero
     for i, t in enumerate(tangents):
-        if is_zero_tree(t):
+        if is_zero_tree(t):  # a list of zeros carries no tangent into a rule
             continue
         jvp = rule.jvps[i] if i < len(rule.jvps) else None
         if jvp is None:
@@ -280,7 +301,7 @@ def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[
     parameter's position (``norm.pdf(x, loc=mu)`` -> ``(x, mu)``), the positions before it filled with the
     keywords that name them or the parameters' defaults, as the first-order transform does."""
     params = positional_parameters(fn)
-    varied = [k for k, t in ktangents.items() if not is_zero_tree(t)]
+    varied = [k for k, t in ktangents.items() if not carries_nothing(t)]
     position = {p.name: i for i, p in enumerate(params or ()) if p.kind is p.POSITIONAL_OR_KEYWORD}
     if params is None or any(k not in position or position[k] < len(args) for k in varied):
         raise NotDifferentiable(f"forward mode through {rule.name} with a differentiable keyword argument "
@@ -308,7 +329,7 @@ def _vjp_call(level, rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any,
     if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
         value = vjp(*args, **kwargs)  # the wrapper's complex checks run here
         dg = tangents[0] if tangents else zero
-        return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
+        return value, (zero if carries_nothing(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
     if not rule.complex_ok and registry.meets_complex(args[1:]):  # the wrapper is bypassed below
         raise registry.complex_error(f"the gradient rule {vjp.__name__}", "met")
     _refuse_once_more(vjp, args)
@@ -324,7 +345,7 @@ def _jvp_call(level, rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any,
     if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
         value = jvp(*args, **kwargs)
         dt = tangents[0] if tangents else zero
-        return value, (zero if is_zero_tree(dt) or value is zero else jvp(dt, *args[1:], **kwargs))
+        return value, (zero if carries_nothing(dt) or value is zero else jvp(dt, *args[1:], **kwargs))
     if not rule.complex_ok and (registry.meets_complex(args) or registry.meets_complex((None, *tangents))):
         raise registry.complex_error(f"the tangent rule {jvp.__name__}", "met")
     _refuse_once_more(jvp, args)
@@ -336,7 +357,7 @@ def _jvp_call(level, rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any,
     ans = args[1] if len(args) > 1 else None
     if type(ans) is np.ndarray:  # the wrapper broadcasts a contribution to the result's shape: so its tangent
         value = value if value is zero or np.shape(value) == ans.shape else np.broadcast_to(value, ans.shape)
-        tangent = tangent if is_zero_tree(tangent) or np.shape(tangent) == ans.shape \
+        tangent = tangent if carries_nothing(tangent) or np.shape(tangent) == ans.shape \
             else np.broadcast_to(tangent, ans.shape)
     return as_tangent(value), as_tangent(tangent)
 
@@ -382,18 +403,20 @@ def _linear_helper(func: Callable, tangent: Callable) -> Callable:
     def run(tangents, args, kwargs):
         value = func(*args, **kwargs)
         t = tangents[0] if tangents else zero
-        return value, (zero if is_zero_tree(t) else tangent(t, *args[1:], **kwargs))
+        return value, (zero if carries_nothing(t) else tangent(t, *args[1:], **kwargs))
 
     return run
 
 
 def _sequence(kind: type, tangent_kind: type) -> Callable:
+    growable = issubclass(kind, list)  # a list may grow in place, in a function it is passed to: its tangent too
+
     def run(tangents, args, kwargs):
         if not args:
-            return kind(), zero
+            return kind(), (tangent_kind() if growable else zero)
         value = kind(args[0])
         t = tangents[0] if tangents else zero
-        return value, (zero if is_zero_tree(t) else tangent_kind(items(t, value)))
+        return value, (zero if carries_nothing(t) and not growable else tangent_kind(items(t, value)))
 
     return run
 
@@ -441,7 +464,7 @@ def _added_into(tangents, args, kwargs):
     value = writes.added_into(*args, **kwargs)
     t_dy = tangents[0] if tangents else zero
     t_g = tangents[2] if len(tangents) > 2 else zero
-    return value, add_tangents(t_dy, zero if is_zero_tree(t_g) else args[1](t_g, *args[3:], **kwargs))
+    return value, add_tangents(t_dy, zero if carries_nothing(t_g) else args[1](t_g, *args[3:], **kwargs))
 
 
 _SPECIALS: dict[Any, Callable] = {}
@@ -467,6 +490,7 @@ def _special(fn: Any) -> Callable | None:
             writes.added_into: _added_into,
             # Code transformed again marks a function it defined, already marked at its own level.
             jvp_function: lambda tangents, args, kwargs: (args[0], zero), iterate: _iterate,
+            _method_value: _method_value_tangent,
             own: _owned_too(own), own_list: _owned_too(own_list),
         })
     try:
@@ -487,7 +511,7 @@ def _in_place(fn: Any) -> Callable | None:
     if label == "at" and owner in (np.add, np.subtract):
         def ufunc_at(tangents, args, kwargs):
             owner.at(*args)
-            if len(tangents) > 2 and not is_zero_tree(tangents[2]):
+            if len(tangents) > 2 and not carries_nothing(tangents[2]):
                 owner.at(_writable(tangents[0], f"np.{owner.__name__}.at"), args[1], tangents[2])
             return None, zero
         return ufunc_at
@@ -495,9 +519,9 @@ def _in_place(fn: Any) -> Callable | None:
         def put(tangents, args, kwargs):
             fn(*args, **kwargs)
             value_t = tangents[2] if fn is np.put_along_axis else tangents[1]
-            if not (is_zero_tree(tangents[0]) and is_zero_tree(value_t)):
+            if not (carries_nothing(tangents[0]) and carries_nothing(value_t)):
                 target = _writable(tangents[0], fn.__name__)
-                value_t = 0.0 if is_zero_tree(value_t) else value_t
+                value_t = 0.0 if carries_nothing(value_t) else value_t
                 if fn is np.put_along_axis:
                     fn(target, args[1], value_t, *args[3:], **kwargs)
                 else:
@@ -515,7 +539,10 @@ def _pure_helpers() -> set:
     if not _PURE:
         _PURE.update({unit_seed, _util.shape_of, _util.reduced_axes, _util.no_value, _util.is_zero, _util.reduced_size,
                       _util.zeros_for, linalg._einsum_terms, linalg._dot_terms, linalg._tensordot_axes,
-                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros})
+                      _util.is_array, _util.is_foreign, arrays.is_lazy, arrays.zeros,
+                      # this dispatcher's lookups, in its own code differentiated again
+                      _vjp_rule, _special, _in_place, _own_code, _may_have_written, holds_floats, is_zero_tree,
+                      _all_zero})
     return _PURE
 
 
@@ -554,7 +581,7 @@ def method_at(level: int, obj: Any, dobj: Any, name: str, tangents: tuple, ktang
         if prim is not None:
             return call_at(level, prim, (dobj, *tangents), ktangents, obj, *args, **kwargs)
     bound = getattr(obj, name)
-    if is_zero_tree(dobj) and _all_zero(tangents, ktangents):
+    if all(carries_nothing(t) for t in (dobj, *tangents, *ktangents.values())):
         return bound(*args, **kwargs), zero
     return call_at(level, bound, tangents, ktangents, *args, **kwargs)
 
@@ -567,8 +594,9 @@ def _mirrored(at: int, tangents: tuple, args: tuple, kwargs: dict) -> tuple[Any,
     """A list mutator called through :func:`method` by code differentiated again (a tape's append and
     pop): the call, which mirrors itself on the list's tangent, and the same on the tangents of both lists."""
     tangents = tuple(tangents) + (zero,) * (len(args) - len(tangents))
-    obj, dobj, name, ts, kts, *rest = args[at:]
-    t_obj, t_dobj, _, t_ts, _, *t_rest = tangents[at:]
+    obj, dobj, name, ts, kts = args[at:at + 5]  # (no star-unpacking: this too is differentiated again)
+    rest, t_rest = list(args[at + 5:]), list(tangents[at + 5:])
+    t_obj, t_dobj, t_ts = tangents[at], tangents[at + 1], tangents[at + 3]
     pair = method_at(args[0] if at else 1, obj, dobj, name, ts, kts, *rest, **kwargs)
     return pair, TangentTuple((_mirror(t_obj, name, rest, t_rest), _mirror(t_dobj, name, rest, items(t_ts, ts))))
 
@@ -576,25 +604,30 @@ def _mirrored(at: int, tangents: tuple, args: tuple, kwargs: dict) -> tuple[Any,
 def _mirror(t: Any, name: str, args: list, targs: list) -> Any:
     """``name`` applied to the tangent ``t`` of a list, with the tangents ``targs`` of its arguments."""
     if not isinstance(t, list):
-        if name in ("pop", "reverse", "clear") or all(is_zero_tree(a) for a in targs):
+        if name in ("pop", "reverse", "clear") or all(carries_nothing(a) for a in targs):
             return zero
         raise NotDifferentiable(f"forward mode: .{name}() on a list whose tangent is not a list")
+    # Spelled as methods of t, not getattr(t, name)(...): differentiated once more, each mirrors itself again.
     if name == "pop":
         return t.pop(*args)
-    if name in ("append", "insert"):
-        getattr(t, name)(*args[:-1], targs[-1])
+    if name == "append":
+        t.append(targs[-1])
+    elif name == "insert":
+        t.insert(args[0], targs[-1])
     elif name == "extend":
         t.extend(items(targs[0], list(args[0])))
+    elif name == "reverse":
+        t.reverse()
     else:
-        getattr(t, name)()
+        t.clear()
     return zero
 
 
 def _dict_method(obj, dobj, name, tangents, args):
     value = getattr(obj, name)(*args)
-    if is_zero_tree(dobj) and _all_zero(tangents, {}):
+    if carries_nothing(dobj) and _all_zero(tangents, {}):
         return value, zero
-    dobj = {} if is_zero_tree(dobj) else dobj
+    dobj = {} if carries_nothing(dobj) else dobj
     if name == "get":
         key = args[0]
         return value, (dobj.get(key, zero) if key in obj else (tangents[1] if len(tangents) > 1 else zero))

@@ -37,6 +37,17 @@ _BINARY_BY_NAME = {op.__name__: func for op, func in BINARY.items()}
 
 
 
+def carries_nothing(value: Any) -> bool:
+    """``zero``, or a tuple of such zeros. Unlike ``is_zero_tree``, a list or dict tangent never is, even
+    empty or of zeros: where only that is known, the helpers keep the very object, which may grow or be
+    written in place, and code differentiated again must find it."""
+    if value is zero or value is None:
+        return True
+    if isinstance(value, tuple):
+        return all(carries_nothing(x) for x in value)
+    return False
+
+
 def holds_floats(value: Any) -> bool:
     """Whether a value can carry a tangent: it holds a float or complex number somewhere."""
     if isinstance(value, (bool, int, str, bytes, type(None), slice, np.dtype, type)) or value is zero:
@@ -57,19 +68,20 @@ def holds_floats(value: Any) -> bool:
 
 
 def _all_zero(tangents: tuple, ktangents: dict) -> bool:
+    """No tangent carries a value (a list of zeros does not, though it is kept as the object it is)."""
     return all(is_zero_tree(t) for t in tangents) and all(is_zero_tree(t) for t in ktangents.values())
 
 
 def items(t: Any, like: Any) -> list:
     """The per-item tangents of a sequence ``like`` whose tangent is ``t``."""
-    if is_zero_tree(t):
+    if carries_nothing(t):
         return [zero] * len(like)
     return list(t)
 
 
 def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
     """The tangent of ``ans = a <op> b`` (a ``gast`` operator name)."""
-    if is_zero_tree(da) and is_zero_tree(db):
+    if carries_nothing(da) and carries_nothing(db):
         return zero
     if op == "Add" and isinstance(ans, (TangentTuple, TangentList, TangentDict)):
         return add_tangents(da, db)  # cotangent containers add leaf by leaf (adsrc/values/containers.py)
@@ -92,7 +104,7 @@ def binary(op: str, ans: Any, a: Any, b: Any, da: Any, db: Any) -> Any:
 
 
 def unary(op: str, ans: Any, a: Any, da: Any) -> Any:
-    if is_zero_tree(da):
+    if carries_nothing(da):
         return zero
     return -da if op == "USub" else da
 
@@ -100,7 +112,7 @@ def unary(op: str, ans: Any, a: Any, da: Any) -> Any:
 def _rule_tangent(rule, ans, args, tangents) -> Any:
     total = zero
     for i, t in enumerate(tangents):
-        if is_zero_tree(t):
+        if is_zero_tree(t):  # a list of zeros carries no tangent into a rule
             continue
         if i < len(rule.jvps) and rule.jvps[i] is not None:
             total = add_tangents(total, rule.jvps[i](t, ans, *args))
@@ -112,7 +124,7 @@ def _rule_tangent(rule, ans, args, tangents) -> Any:
 def attribute(obj: Any, dobj: Any, name: str, value: Any) -> Any:
     """The tangent of ``obj.name``: through a registered attribute (``.T``), a structure's field, or zero
     for an inert one."""
-    if is_zero_tree(dobj) or name in registry.INERT_ATTRIBUTES and is_array(obj) or not holds_floats(value):
+    if carries_nothing(dobj) or name in registry.INERT_ATTRIBUTES and is_array(obj) or not holds_floats(value):
         return zero
     prim = registry.attribute_primitive(name)
     if prim is None or is_object(obj) or is_namedtuple(obj):  # a field of a structure: self.w, params.b
@@ -132,7 +144,7 @@ def subscript(dobj: Any, index: Any) -> Any:
 
 def iterate(seq: Any, dseq: Any) -> Iterator[tuple[Any, Any]]:
     """``(item, tangent of item)`` for each item of ``seq``."""
-    if is_zero_tree(dseq):
+    if carries_nothing(dseq):
         for item in seq:
             yield item, zero
         return
@@ -142,12 +154,19 @@ def iterate(seq: Any, dseq: Any) -> Iterator[tuple[Any, Any]]:
 
 def unpack(t: Any, count: int) -> tuple:
     """The tangents of the ``count`` targets of ``a, b, ... = value``."""
-    if is_zero_tree(t):
+    if carries_nothing(t):
         return (zero,) * count
     out = tuple(t)
     if len(out) != count:
         raise ValueError(f"forward mode: a tangent of {len(out)} items for {count} targets")
     return out
+
+
+def unpack_starred(t: Any, value: Any, before: int, after: int) -> tuple:
+    """The tangents of the targets of ``a, *rest, b = value``: ``before`` items, the list ``rest`` gets, and
+    ``after`` items."""
+    ts = items(t, list(value))
+    return (*ts[:before], TangentList(ts[before:len(ts) - after]), *ts[len(ts) - after:])
 
 
 def star(t: Any, value: Any) -> list:
@@ -157,7 +176,7 @@ def star(t: Any, value: Any) -> list:
 
 def keyword_tangents(t: Any, value: dict) -> dict:
     """The tangents of the entries of ``**value``."""
-    return {} if is_zero_tree(t) else {k: t.get(k, zero) for k in value}
+    return {} if carries_nothing(t) else {k: t.get(k, zero) for k in value}
 
 
 def arg_tangent(tangents: tuple, ktangents: dict, index: int, name: str) -> Any:
@@ -206,11 +225,11 @@ def own(t: Any, value: Any) -> Any:
         return t
     owned = _owned.get()
     if isinstance(value, np.ndarray):
-        fresh = np.zeros(value.shape, dtype=np.result_type(value, 1.0)) if is_zero_tree(t) else np.array(t)
+        fresh = np.zeros(value.shape, dtype=np.result_type(value, 1.0)) if carries_nothing(t) else np.array(t)
     elif isinstance(value, list):
         fresh = TangentList(items(t, value))
     else:
-        fresh = TangentDict({} if is_zero_tree(t) else t)
+        fresh = TangentDict({} if carries_nothing(t) else t)
     if owned is not None:  # one entry per level of tangents (code differentiated again owns its own)
         owned.setdefault(id(value), []).append((value, fresh))
     return fresh
@@ -223,7 +242,7 @@ def own_list(t: Any, value: Any) -> Any:
 
 def store(t: Any, value: Any, index: Any, item_tangent: Any, op: str | None = None) -> Any:
     """After ``value[index] = item`` (or ``+=``/``-=``): the tangent of ``value``, updated in place."""
-    if is_zero_tree(t) and is_zero_tree(item_tangent):
+    if carries_nothing(t) and carries_nothing(item_tangent):
         return t
     if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
         return zero  # a write into integers or booleans casts the item: no tangent survives it
@@ -232,7 +251,7 @@ def store(t: Any, value: Any, index: Any, item_tangent: Any, op: str | None = No
         raise NotDifferentiable("forward mode through a write into a view of another array")
     t = own(t, value)
     if op is None:
-        t[index] = 0.0 if is_zero_tree(item_tangent) and isinstance(t, np.ndarray) else item_tangent
-    elif not is_zero_tree(item_tangent):
+        t[index] = 0.0 if carries_nothing(item_tangent) and isinstance(t, np.ndarray) else item_tangent
+    elif not carries_nothing(item_tangent):
         t[index] = operator.add(t[index], item_tangent) if op == "Add" else operator.sub(t[index], item_tangent)
     return t

@@ -25,22 +25,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..errors import NotDifferentiable
 from ..values import zero
 from .dispatch import call_at, ownership
-
-MAX_LEVELS = 2  # of forward mode over reverse: order 3. Level 3 mirrors a tape's appends wrongly (order 4).
 
 
 def along(fn: Callable, args: tuple, directions: Sequence[tuple]) -> Any:
     """``fn(*args)`` differentiated along each direction in turn, as nested pairs; at least one direction."""
     if not directions:
         raise ValueError("along: at least one direction")
-    if len(directions) > MAX_LEVELS:
-        raise NotDifferentiable(f"{len(directions)} levels of forward mode (a derivative of order "
-                                f"{len(directions) + 1} of a gradient, {len(directions)} of a function): adsrc "
-                                f"nests {MAX_LEVELS} for now, a derivative of order 3 (a fourth derivative through "
-                                f"a loop came out wrong, docs/higher-order.md); it is refused rather than risked")
     calls: tuple = (fn, tuple(directions[0]), *args)  # level 1 runs call_at(1, fn, tangents, {}, *args)
     for level, direction in enumerate(directions[1:], start=2):  # level k runs call_at(k, call_at, ...)
         calls = (call_at, _lifted(direction, level - 1), level - 1, calls[0], calls[1], {}, *calls[2:])

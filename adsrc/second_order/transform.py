@@ -222,12 +222,21 @@ class AnyForward:
         if isinstance(target, gast.Name):
             self.emit(assign(target.id, value), assign(self.tangent(target.id), tangent))
         elif isinstance(target, (gast.Tuple, gast.List)):
-            if any(isinstance(e, gast.Starred) for e in target.elts):
-                self.fail("forward mode through star-unpacking (a, *b = ...)")
-            names = [e.id if isinstance(e, gast.Name) else self.fresh("part") for e in target.elts]
-            self.emit(assign(gast.Tuple(elts=[store(n) for n in names], ctx=gast.Store()), value))
-            self.emit(assign(gast.Tuple(elts=[store(self.tangent(n)) for n in names], ctx=gast.Store()),
-                             self.helper("unpack", tangent, const(len(names)))))
+            starred = [k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+            elts = [e.value if isinstance(e, gast.Starred) else e for e in target.elts]
+            names = [e.id if isinstance(e, gast.Name) else self.fresh("part") for e in elts]
+            stores = [store(n) for n in names]
+            for k in starred:  # a, *rest, b = value: rest is a list of the items between
+                stores[k] = gast.Starred(value=stores[k], ctx=gast.Store())
+            if starred:  # kept under a name of its own: the helper below reads it after the targets are bound
+                whole = self.fresh("unpacked")
+                self.emit(assign(whole, value))
+                value = name(whole)
+            self.emit(assign(gast.Tuple(elts=stores, ctx=gast.Store()), value))
+            parts = self.helper("unpack", tangent, const(len(names))) if not starred else self.helper(
+                "unpack_starred", tangent, name(whole), const(starred[0]), const(len(names) - 1 - starred[0]))
+            self.emit(assign(gast.Tuple(elts=[store(self.tangent(n)) for n in names], ctx=gast.Store()), parts))
+            target = gast.Tuple(elts=elts, ctx=gast.Store())
             for element, n in zip(target.elts, names):
                 if not isinstance(element, gast.Name):
                     self.assign_to(element, name(n), name(self.tangent(n)))
@@ -246,9 +255,6 @@ class AnyForward:
         if base is None or not any(base in scope for scope in self.scopes):
             self.fail("forward mode through assignment into a subscript of anything but a local variable")
         if base not in self.scopes[-1]:
-            if self.level > 1:  # known to give wrong third derivatives: refused until it is mended
-                self.fail("a derivative of order 3 or more through a pullback that restores an array the "
-                          "function wrote into (docs/higher-order.md)")
             self.nonlocals[-1].add(self.tangent(base))
         return base, self.tangent(base)
 
