@@ -167,3 +167,36 @@ def test_random_programs_third_derivative_in_s(tmp_path, eager):
                 f"third derivative {got} != finite differences {expected} of\n{source}"
             checked += 1
     assert checked >= PROGRAMS // 2
+
+
+# ---- a derivative called inside, differentiated twice more -------------------------------------
+def _inner(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def _calls_grad(x):
+    return np.sum(adsrc.grad(_inner)(x) * np.cos(x))
+
+
+def _numerical_jacobian(func, x, h=1e-5):
+    return np.stack([(func(x + h * e) - func(x - h * e)) / (2 * h) for e in np.eye(x.size)], axis=-1)
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+def test_a_third_derivative_through_a_gradient_called_inside(eager):
+    x, v = np.array([0.3, -0.5, 0.9]), np.array([1.0, 0.5, -1.0])
+    with adsrc.eager_unthunk(eager):
+        expected = _numerical_jacobian(adsrc.grad(_calls_grad), x)
+        np.testing.assert_allclose(adsrc.hessian(_calls_grad)(x), expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(adsrc.hvp(_calls_grad)(x, v), expected @ v, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(adsrc.jvp(adsrc.grad(_calls_grad), (x,), (v,))[1], expected @ v,
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_the_hessian_of_a_saddle_point_through_its_inner_gradient_ascent():
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+    import saddle
+
+    p = np.array([0.8, -0.6])
+    expected = _numerical_jacobian(adsrc.grad(saddle.worst_case), p)
+    np.testing.assert_allclose(adsrc.hessian(saddle.worst_case)(p), expected, rtol=1e-6, atol=1e-8)

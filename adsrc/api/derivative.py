@@ -62,6 +62,14 @@ class Derivative:
         """``(self(*args), pullback)``, ``pullback(cotangent)`` giving a tuple of gradients for ``wrt``."""
         return type(self)._pullback(self, args, wrt)
 
+    _pullback_tangent: Callable[..., Any]
+
+    def __adsrc_pullback_tangent__(self, args: tuple, tangents: tuple, wrt: tuple[int, ...]) -> tuple:
+        """``((value, pullback), (tangent, pullback_tangent))``: :meth:`__adsrc_pullback__` and its derivative
+        along ``tangents`` of ``args``, ``pullback_tangent(g, dg)`` giving the gradients and their tangents (a
+        derivative called inside a function differentiated twice, second_order/dispatch.py)."""
+        return type(self)._pullback_tangent(self, args, tangents, wrt)
+
     def __adsrc_pushforward__(self, args: tuple, tangents: tuple) -> tuple[Any, Any]:
         """``(self(*args), its tangent)`` given the arguments' tangents."""
         return type(self)._pushforward(self, args, tangents)

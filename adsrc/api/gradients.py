@@ -20,7 +20,7 @@ from ..config import config, resolve_eager
 from ..rules.closures import lift
 from ..rules.registry import defjvp, defvjp
 from ..errors import InvalidArgument, NonScalarOutput
-from ..values import TangentList, TangentTuple, to_tangent, zero
+from ..values import TangentList, TangentTuple, add_tangents, to_tangent, zero
 from .reverse import Reverse, reverse_of
 from .arguments import (Wrt, bind, choose_wrt, explain, positions, positions_and_picks,
                         refuse_subclasses, scalar_seed)
@@ -375,6 +375,37 @@ def _nested_pullback(derivative: Derivative, args: tuple, wrt: tuple[int, ...]) 
     return value, pullback
 
 
+def _nested_pullback_tangent(derivative: Derivative, args: tuple, tangents: tuple, wrt: tuple[int, ...]) -> tuple:
+    """A derivative called inside a function differentiated twice: its vjp (``_derivative_vjp``) and the
+    derivative of both along the arguments' tangents. The vjp of ``grad(g, Q)`` in ``P`` is the jvp of
+    ``grad(g, P)`` along the cotangent at ``Q``, so its derivative is that gradient along the cotangent and
+    the tangents, one order more (api/forward.py ``pushforward``), plus the vjp of the cotangent's tangent."""
+    if derivative.with_value or derivative.has_aux or derivative.picks:
+        raise derivative.refuse("differentiating a function that calls it twice", "only a grad(f) of named "
+                                "parameters, without has_aux, is differentiated there three times over")
+    value, pullback = _nested_pullback(derivative, args, wrt)
+    moved = tuple(None if _is_no_cotangent(t) else t for t in tangents)
+    varied = any(t is not None for t in moved)
+    tangent = pushforward(derivative, args, [moved], [(True,)])[0] if varied else zero
+    outer = grad(derivative.of, wrt, eager=True) if wrt else None
+
+    def at_wrt(cotangent: Any) -> tuple:  # the derivative's cotangent as tangents of its parameters
+        directions: list = [None] * len(args)
+        for q, d in zip(derivative.wrt, cotangent if derivative.many else (cotangent,)):
+            directions[q] = d
+        return tuple(directions)
+
+    def pullback_tangent(g: Any, dg: Any) -> tuple[tuple, tuple]:
+        grads = pullback(g) if g is not zero else (zero,) * len(wrt)
+        dgrads = pullback(dg) if dg is not zero else (zero,) * len(wrt)
+        if varied and g is not zero and outer is not None:
+            third = pushforward(outer, args, [at_wrt(g), moved], [(True, True)])[0]
+            dgrads = tuple(add_tangents(a, b) for a, b in zip(dgrads, third))
+        return grads, dgrads
+
+    return (value, pullback), (tangent, pullback_tangent)
+
+
 def _lifted_derivative(derivative: Derivative) -> Derivative:
     """``grad(g)`` of a local function ``g`` as ``grad(lift(g))`` at the same parameters, counted after
     ``g``'s captured values (see Derivative.__adsrc_lifted__)."""
@@ -388,6 +419,7 @@ def _lifted_derivative(derivative: Derivative) -> Derivative:
 
 
 Derivative._pullback = _nested_pullback
+Derivative._pullback_tangent = _nested_pullback_tangent
 Derivative._pushforward = lambda derivative, args, tangents: jvp(derivative, args, tangents)
 Derivative._lifted = _lifted_derivative
 

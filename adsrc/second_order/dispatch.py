@@ -162,9 +162,9 @@ def _call_site(level: int, fn: CallDerivative, tangents: tuple, ktangents: dict,
     if plan.derivative is not None and getattr(plan.derivative, "order", None) is None:  # adsrc.vmap(g)
         raise NotDifferentiable(f"a second derivative through {plan.label}, called at {fn.where}: adsrc "
                                 f"differentiates a call of it once (grad, vjp, jvp), not twice")
-    if plan.derivative is not None:  # a gradient called inside: its pullback is already a second derivative
-        raise NotDifferentiable(f"differentiating {plan.label}, called at {fn.where}, twice more: {BEYOND_A_CALL}")
     given = {**dict(enumerate(tangents)), **ktangents}
+    if plan.derivative is not None:  # a gradient called inside: its pullback is a second derivative already
+        return _derivative_site(level, fn, plan, first, tuple(atoms), given)
     if plan.rule is not None:
         return _rule_site(level, fn, plan, first, tuple(atoms), given)
     param_tangents = fn.parameter_tangents(plan, first, given)
@@ -182,6 +182,28 @@ def _call_site(level: int, fn: CallDerivative, tangents: tuple, ktangents: dict,
                                          for k, s in enumerate(parts)]))
 
     return (value, jvp_function(pullback, level)), (part(dpair, 0), zero)
+
+
+def _derivative_site(level: int, fn: CallDerivative, plan: Any, first: Any, atoms: tuple,
+                     given: dict) -> tuple[Any, Any]:
+    """The JVP of a call site's adjoint that resolved to a derivative (``adsrc.grad(f)(x)`` in a function
+    differentiated twice): the derivative's own (its ``__adsrc_pullback_tangent__``), one order up."""
+    hook = getattr(plan.derivative, "__adsrc_pullback_tangent__", None)
+    if hook is None or level > 1:
+        raise NotDifferentiable(f"differentiating {plan.label}, called at {fn.where}, twice more: {BEYOND_A_CALL}")
+    if plan.keywords:
+        raise NotDifferentiable(f"passing keyword arguments to {plan.label} at {fn.where}: pass them positionally")
+    sources = plan.sources()
+    wrt = tuple(i for i, s in enumerate(sources) if any(fn.active(x) for x in flat_sources(s)))
+    (value, back), (tangent, back_tangent) = hook(tuple(plan.values()),
+                                                  tuple(fn.parameter_tangents(plan, first, given)), wrt)
+    parts = [sources[i] for i in wrt]
+
+    def pullback(tangents: tuple, ktangents: dict, g: Any) -> tuple[Any, Any]:
+        grads, dgrads = back_tangent(g, tangents[0] if tangents else zero)
+        return fn.gather(first, atoms, list(zip(parts, grads))), fn.gather(first, atoms, list(zip(parts, dgrads)))
+
+    return (value, jvp_function(pullback, level)), (tangent, zero)
 
 
 def _rule_site(level: int, fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
