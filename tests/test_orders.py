@@ -146,7 +146,7 @@ def _random_programs(tmp_path: pathlib.Path):
 
 
 @pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
-def test_random_programs_third_derivative_in_s(tmp_path, eager):
+def test_random_programs_third_and_fourth_derivatives_in_s(tmp_path, eager):
     data = np.random.default_rng(5)
     x, W, n = data.uniform(-1, 1, 2), data.uniform(-1, 1, (2, 2)), 2
     checked = 0
@@ -165,6 +165,11 @@ def test_random_programs_third_derivative_in_s(tmp_path, eager):
             expected = (d2(x, W, s + H, n) - d2(x, W, s - H, n)) / (2 * H)
             assert np.allclose(got, expected, rtol=1e-5, atol=1e-6 * max(1.0, abs(value))), \
                 f"third derivative {got} != finite differences {expected} of\n{source}"
+            if checked < 3:  # and order 4 of the first few
+                fourth = adsrc.grad(d3, wrt=2)(x, W, s, n)
+                expected = (d3(x, W, s + 1e-3, n) - d3(x, W, s - 1e-3, n)) / 2e-3
+                assert np.allclose(fourth, expected, rtol=1e-4, atol=1e-5 * max(1.0, abs(value))), \
+                    f"fourth derivative {fourth} != finite differences {expected} of\n{source}"
             checked += 1
     assert checked >= PROGRAMS // 2
 
@@ -200,3 +205,21 @@ def test_the_hessian_of_a_saddle_point_through_its_inner_gradient_ascent():
     p = np.array([0.8, -0.6])
     expected = _numerical_jacobian(adsrc.grad(saddle.worst_case), p)
     np.testing.assert_allclose(adsrc.hessian(saddle.worst_case)(p), expected, rtol=1e-6, atol=1e-8)
+
+
+# ---- Tangent's kinds of test functions (tests/ported_tangent_functions.py), orders 3 and 4 ---------------
+import ported_tangent_functions as ported  # noqa: E402
+
+AT = 0.73
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+@pytest.mark.parametrize("func", ported.FUNCTIONS, ids=lambda f: f.__name__)
+def test_ported_functions_to_order_four(func, eager):
+    rest = ported.OTHER_ARGUMENTS.get(func, ())
+    with adsrc.eager_unthunk(eager):
+        d2 = adsrc.grad(adsrc.grad(func, wrt=0), wrt=0)
+        d3 = adsrc.grad(d2, wrt=0)
+        d4 = adsrc.grad(d3, wrt=0)
+        np.testing.assert_allclose(d3(AT, *rest), central(lambda s: d2(s, *rest), AT), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(d4(AT, *rest), central(lambda s: d3(s, *rest), AT, 1e-3), rtol=1e-4, atol=1e-5)

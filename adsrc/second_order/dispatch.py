@@ -443,6 +443,13 @@ def _sequence(kind: type, tangent_kind: type) -> Callable:
     return run
 
 
+def _mapping(tangents, args, kwargs):
+    """``TangentDict(d)`` (a dict's tangent, built by code differentiated again): its entries' tangents too."""
+    value = TangentDict(*args, **kwargs)
+    t = tangents[0] if tangents else zero
+    return value, TangentDict({} if carries_nothing(t) else t)
+
+
 def _zip(tangents, args, kwargs):
     value = list(zip(*args, **kwargs))
     columns = [items(t, list(a))[: len(value)] for t, a in zip(tangents, args)]
@@ -500,6 +507,7 @@ def _special(fn: Any) -> Callable | None:
             list: _sequence(list, TangentList), tuple: _sequence(tuple, TangentTuple), zip: _zip,
             # cotangent containers made by rules/writes.py (cleared) and rules/_sequences.py
             TangentList: _sequence(TangentList, TangentList), TangentTuple: _sequence(TangentTuple, TangentTuple),
+            TangentDict: _mapping,
             enumerate: _enumerate, reversed: _reversed, np.delete: _linear_helper(np.delete, np.delete),
             add_tangents: lambda ts, args, kw: (add_tangents(*args), add_tangents(*ts)),
             _util.broadcast_like: _linear_helper(_util.broadcast_like, _util.broadcast_like),
