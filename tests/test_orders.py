@@ -112,6 +112,9 @@ def test_a_third_derivative_keeps_float32():
     third = adsrc.grad(adsrc.grad(adsrc.grad(with_a_loop)))(np.float32(POINT))
     assert type(third) is np.float32
     np.testing.assert_allclose(third, adsrc.grad(adsrc.grad(adsrc.grad(with_a_loop)))(POINT), rtol=1e-4)
+    x = np.array([0.3, -0.2], dtype=np.float32)
+    assert adsrc.jacobian(adsrc.hessian(_summed))(x).dtype == np.float32
+    assert adsrc.hessian(adsrc.hessian(_summed))(x).dtype == np.float32
 
 
 def _summed(x):

@@ -209,7 +209,7 @@ def _derivative_site(level: int, fn: CallDerivative, plan: Any, first: Any, atom
 def _rule_site(level: int, fn: CallDerivative, plan: Any, first: Any, atoms: tuple, given: dict) -> tuple[Any, Any]:
     """The JVP of a call site's adjoint that resolved to a rule (``g = np.sum; g(x)``): the value's tangent by
     the rule's jvps; the pullback's by differentiating each vjp it calls, as any vjp called from adjoint code."""
-    if not all(carries_nothing(given.get(key, zero)) for key in plan.keywords):
+    if not all(is_zero_tree(given.get(key, zero)) for key in plan.keywords):
         raise NotDifferentiable(f"second order through {plan.label} with a differentiable keyword argument at "
                                   f"{fn.where}; pass it positionally")
     values, sources, kwargs = plan.values(), plan.sources(), plan.constant_keywords()
@@ -275,7 +275,7 @@ def _opaque(fn, tangents, ktangents, args, kwargs, reason: Exception | str | Non
 
 def _may_have_written(value: Any, args: tuple, tangents: tuple) -> bool:
     """A procedure (it returns None) given an array or list whose tangent is not zero may have written into it."""
-    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not carries_nothing(t)
+    return value is None and any(isinstance(a, (np.ndarray, list, dict)) and not is_zero_tree(t)
                                  for a, t in zip(args, tangents))
 
 
@@ -283,7 +283,7 @@ def _rule_call(rule, fn, tangents, ktangents, args, kwargs, bound: bool = False)
     """``fn(*args, **kwargs)`` and its tangent by ``rule``'s jvps; ``bound``: ``fn`` is the method of
     ``args[0]`` that the rule's primitive differentiates, called without it."""
     ans = _method_value(rule, args[0], fn.__name__, *args[1:], **kwargs) if bound else fn(*args, **kwargs)
-    if not all(carries_nothing(t) for t in ktangents.values()):
+    if not all(is_zero_tree(t) for t in ktangents.values()):
         if bound:
             raise NotDifferentiable(f"forward mode through {rule.name} with a differentiable keyword argument")
         tangents, args, kwargs = _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs)
@@ -323,7 +323,7 @@ def _keywords_by_position(rule, fn, tangents, ktangents, args, kwargs) -> tuple[
     parameter's position (``norm.pdf(x, loc=mu)`` -> ``(x, mu)``), the positions before it filled with the
     keywords that name them or the parameters' defaults, as the first-order transform does."""
     params = positional_parameters(fn)
-    varied = [k for k, t in ktangents.items() if not carries_nothing(t)]
+    varied = [k for k, t in ktangents.items() if not is_zero_tree(t)]
     position = {p.name: i for i, p in enumerate(params or ()) if p.kind is p.POSITIONAL_OR_KEYWORD}
     if params is None or any(k not in position or position[k] < len(args) for k in varied):
         raise NotDifferentiable(f"forward mode through {rule.name} with a differentiable keyword argument "
@@ -351,7 +351,7 @@ def _vjp_call(level, rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any,
     if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
         value = vjp(*args, **kwargs)  # the wrapper's complex checks run here
         dg = tangents[0] if tangents else zero
-        return value, (zero if carries_nothing(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
+        return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
     if not rule.complex_ok and registry.meets_complex(args[1:]):  # the wrapper is bypassed below
         raise registry.complex_error(f"the gradient rule {vjp.__name__}", "met")
     _refuse_once_more(vjp, args)
@@ -367,7 +367,7 @@ def _jvp_call(level, rule, jvp, tangents, ktangents, args, kwargs) -> tuple[Any,
     if rule.piecewise_linear or _all_zero(tangents[1:], ktangents):
         value = jvp(*args, **kwargs)
         dt = tangents[0] if tangents else zero
-        return value, (zero if carries_nothing(dt) or value is zero else jvp(dt, *args[1:], **kwargs))
+        return value, (zero if is_zero_tree(dt) or value is zero else jvp(dt, *args[1:], **kwargs))
     if not rule.complex_ok and (registry.meets_complex(args) or registry.meets_complex((None, *tangents))):
         raise registry.complex_error(f"the tangent rule {jvp.__name__}", "met")
     _refuse_once_more(jvp, args)
@@ -541,7 +541,7 @@ def _in_place(fn: Any) -> Callable | None:
     if label == "at" and owner in (np.add, np.subtract):
         def ufunc_at(tangents, args, kwargs):
             owner.at(*args)
-            if len(tangents) > 2 and not carries_nothing(tangents[2]):
+            if len(tangents) > 2 and not is_zero_tree(tangents[2]):
                 owner.at(_writable(tangents[0], f"np.{owner.__name__}.at"), args[1], tangents[2])
             return None, zero
         return ufunc_at
@@ -549,9 +549,9 @@ def _in_place(fn: Any) -> Callable | None:
         def put(tangents, args, kwargs):
             fn(*args, **kwargs)
             value_t = tangents[2] if fn is np.put_along_axis else tangents[1]
-            if not (carries_nothing(tangents[0]) and carries_nothing(value_t)):
+            if not (is_zero_tree(tangents[0]) and is_zero_tree(value_t)):
                 target = _writable(tangents[0], fn.__name__)
-                value_t = 0.0 if carries_nothing(value_t) else value_t
+                value_t = 0.0 if is_zero_tree(value_t) else value_t
                 if fn is np.put_along_axis:
                     fn(target, args[1], value_t, *args[3:], **kwargs)
                 else:
@@ -634,7 +634,7 @@ def _mirrored(at: int, tangents: tuple, args: tuple, kwargs: dict) -> tuple[Any,
 def _mirror(t: Any, name: str, args: list, targs: list) -> Any:
     """``name`` applied to the tangent ``t`` of a list, with the tangents ``targs`` of its arguments."""
     if not isinstance(t, list):
-        if name in ("pop", "reverse", "clear") or all(carries_nothing(a) for a in targs):
+        if name in ("pop", "reverse", "clear") or all(is_zero_tree(a) for a in targs):
             return zero
         raise NotDifferentiable(f"forward mode: .{name}() on a list whose tangent is not a list")
     # Spelled as methods of t, not getattr(t, name)(...): differentiated once more, each mirrors itself again.

@@ -252,6 +252,6 @@ def store(t: Any, value: Any, index: Any, item_tangent: Any, op: str | None = No
     t = own(t, value)
     if op is None:
         t[index] = 0.0 if carries_nothing(item_tangent) and isinstance(t, np.ndarray) else item_tangent
-    elif not carries_nothing(item_tangent):
+    elif not is_zero_tree(item_tangent):
         t[index] = operator.add(t[index], item_tangent) if op == "Add" else operator.sub(t[index], item_tangent)
     return t
