@@ -36,8 +36,14 @@ def _register(module: str) -> None:
     _loaded.append(module)
 
 
+_modules_seen = [-1]  # how many modules were imported when load_imported last looked
+
+
 def load_imported() -> bool:
     """Register the rules of every covered library the program has imported; True if any were new."""
+    if len(sys.modules) == _modules_seen[0]:
+        return False  # nothing imported since (the registry asks at every lookup)
+    _modules_seen[0] = len(sys.modules)
     new = [m for m, library in MODULES.items() if m not in _loaded and library in sys.modules]
     for module in new:
         _register(module)
