@@ -467,6 +467,28 @@ def _reversed(tangents, args, kwargs):
     return seq[::-1], TangentList(items(tangents[0], seq)[::-1])
 
 
+def _selected_argument(tangents, args, kwargs):
+    """``arg_tangent(tangents, ktangents, index, name)`` in code differentiated again, and its tangent."""
+    ts, kts, index, name = args
+    t_ts, t_kts = (tuple(tangents) + (zero, zero))[:2]
+    if index < len(ts):
+        return ts[index], items(t_ts, ts)[index]
+    return kts.get(name, zero), (t_kts.get(name, zero) if isinstance(t_kts, dict) else zero)
+
+
+def _selected_varargs(tangents, args, kwargs):
+    ts, start = args
+    t_ts = tangents[0] if tangents else zero
+    return vararg_tangents(ts, start), TangentTuple(items(t_ts, ts)[start:])
+
+
+def _selected_kwargs(tangents, args, kwargs):
+    kts, named = args
+    t_kts = tangents[0] if tangents else zero
+    t_kts = t_kts if isinstance(t_kts, dict) else {}
+    return kwarg_tangents(kts, named), TangentDict({k: t_kts.get(k, zero) for k in kts if k not in named})
+
+
 def _owned_too(func: Callable) -> Callable:
     """``own(t, value)`` (``own_list``) in code differentiated again: the tangent it gives may be written in
     place (a list grown), so its own tangent is owned as well."""
@@ -522,6 +544,10 @@ def _special(fn: Any) -> Callable | None:
             jvp_function: lambda tangents, args, kwargs: (args[0], zero), iterate: _iterate,
             _method_value: _method_value_tangent,
             own: _owned_too(own), own_list: _owned_too(own_list),
+            # the prologue and bookkeeping of transformed code: selections, linear in the tangents they select
+            arg_tangent: _selected_argument, vararg_tangents: _selected_varargs, kwarg_tangents: _selected_kwargs,
+            unpack: _linear_helper(unpack, unpack), subscript: _linear_helper(subscript, subscript),
+            star: _linear_helper(star, star), keyword_tangents: _linear_helper(keyword_tangents, keyword_tangents),
         })
     try:
         return _SPECIALS.get(fn)
