@@ -15,10 +15,12 @@ and the tangent ``c_y`` on the cotangent ``c_t``, gives both: its value is
 ``J^T c_t`` and its tangent ``J^T c_y + (d/dx J^T c_t) v``. A local ``f``
 differentiates with its captured values first (closures.lift), so gradients
 reach what it captures. With ``has_aux=True`` the auxiliary data's cotangent
-pulls back with the output's. That is a second derivative: a jvp of a derivative
-(``jvp(grad(g), ...)``) inside a differentiated function would be a third,
-and is refused. A jvp of such a function (forward over forward) pushes the
-tangents of the primals and of the tangents through second order's forward
+pulls back with the output's. That is a second derivative. A jvp of a derivative
+(``jvp(grad(g), ...)``) inside is a third: its cotangents are the derivative's
+pullback and that pullback's derivative along ``v``, and its tangent the
+derivative's pushforwards along one direction more (``_of_a_derivative``,
+``_pushed_derivative``). A jvp of such a function (forward over forward) pushes
+the tangents of the primals and of the tangents through second order's forward
 pass over ``f``'s generated forward code (``_pushed``); a Hessian of it would
 be a third derivative, refused with InvalidArgument.
 
@@ -44,11 +46,12 @@ from ..rules.closures import captures, lift
 from ..rules.registry import computed_once, defjvp, defvjp
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import pulled_back
-from ..values import TangentTuple, is_zero, part, to_tangent, unthunk, zero
+from ..values import TangentTuple, add_tangents, is_zero, part, to_tangent, unthunk, zero
 from .arguments import bind, label, star_position, where
 from .blocks import zeros_like_leaf
 from ..errors import BEYOND_A_CALL
-from .forward import _float_like, jvp
+from .derivative import Derivative
+from .forward import _float_like, jvp, pushforward
 
 
 def _refuse_order(func: Callable) -> None:
@@ -60,6 +63,52 @@ def _refuse_order(func: Callable) -> None:
         root = getattr(func, "root", func)
         raise InvalidArgument(f"differentiating jvp({label(func)}) ({where(root)}) inside a differentiated "
                               f"function: that is a derivative of order {max(order, 1) + 2}; {BEYOND_A_CALL}")
+
+
+def _differentiable_derivative(func: Callable, primals: tuple, has_aux: bool) -> bool:
+    """``jvp(grad(f), x, v)`` inside: a derivative whose own derivatives are its pushforwards once more (of
+    its named parameters, without aux data)."""
+    return isinstance(func, Derivative) and not has_aux and not func.picks \
+        and len(bind(func.root, tuple(primals), {})) == len(primals)
+
+
+def _of_a_derivative(g: Any, func: Derivative, primals: tuple, tangents: tuple) -> tuple:
+    """The cotangents of ``(y, t) = jvp(D, x, v)`` for a derivative ``D``: ``J^T c_t`` for ``v`` and
+    ``J^T c_y + (d/dx J^T c_t) v`` for ``x``, which are D's pullback and its derivative along ``v``
+    (Derivative.__adsrc_pullback_tangent__, one order up through second_order/towers.py)."""
+    c_y, c_t = unthunk(part(g, 0)), unthunk(part(g, 1))
+    values = tuple(bind(func.root, primals, {}))
+    wrt = tuple(i for i, value in enumerate(values) if _float_like(value))
+    if not wrt or is_zero(c_y) and is_zero(c_t):
+        return zero, zero, zero
+    directions = tuple(None if t is None or is_zero(t) else to_tangent(t) for t in tangents)
+    _, (_, pullback_tangent) = func.__adsrc_pullback_tangent__(values, directions, wrt)
+    of_tangents, of_primals = pullback_tangent(c_t, c_y)
+    position = {i: k for k, i in enumerate(wrt)}
+
+    def by_position(grads: Any) -> Any:
+        return TangentTuple(zero if i not in position else unthunk(part(grads, position[i]))
+                            for i in range(len(values)))
+
+    return zero, by_position(of_primals), by_position(of_tangents)
+
+
+def _pushed_derivative(func: Derivative, primals: tuple, tangents: tuple, of_primals: Any, of_tangents: Any) -> Any:
+    """The tangent of ``(y, t) = jvp(D, x, v)`` given ``dx`` and ``dv``: ``(D'(x) dx, D''(x)[v, dx] + D'(x) dv)``."""
+    values = tuple(bind(func.root, tuple(primals), {}))
+    dx = tuple(None if is_zero(of_primals) else _none_if_zero(part(of_primals, i)) for i in range(len(values)))
+    dv = tuple(None if is_zero(of_tangents) else _none_if_zero(part(of_tangents, i)) for i in range(len(values)))
+    v = tuple(None if t is None or is_zero(t) else t for t in tangents)
+    moved, turned = any(d is not None for d in dx), any(d is not None for d in dv)
+    dy = pushforward(func, values, [dx], [(True,)])[0] if moved else zero
+    dt = pushforward(func, values, [v, dx], [(True, True)])[0] if moved and any(t is not None for t in v) else zero
+    if turned:
+        dt = add_tangents(dt, pushforward(func, values, [dv], [(True,)])[0])
+    return TangentTuple((dy, dt))
+
+
+def _none_if_zero(t: Any) -> Any:
+    return None if is_zero(unthunk(t)) else unthunk(t)
 
 
 def _lifted(func: Callable, primals: tuple) -> tuple[Callable, tuple, int, int]:
@@ -88,6 +137,8 @@ def _zeros_as(tree: Any) -> Any:
 def _cotangents(g: Any, ans: Any, func: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> tuple:
     """``(of the captured values, of the primals, of the tangents)``, each a TangentTuple (or zero)."""
     primals, tangents = tuple(primals), tuple(tangents)
+    if _differentiable_derivative(func, primals, has_aux):
+        return _of_a_derivative(g, func, primals, tangents)
     _refuse_order(func)
     c_y, c_t = unthunk(part(g, 0)), unthunk(part(g, 1))
     c_aux = unthunk(part(g, 2)) if has_aux else zero  # the auxiliary data's: pulled back with the output's
@@ -145,6 +196,8 @@ def _pushed(func: Callable, primals: tuple, tangents: tuple, has_aux: bool, of_f
     """The tangent of ``jvp(func, primals, tangents)``'s result given those of its arguments (a jvp of a
     jvp): one forward sweep of second order over ``func``'s generated forward code, with the tangents
     given to the primals (and captured values) and to the seeds it takes for ``tangents``."""
+    if _differentiable_derivative(func, primals, has_aux):
+        return _pushed_derivative(func, primals, tangents, of_primals, of_tangents)
     _refuse_order(func)
     function, values, offset, count = _lifted(func, primals)
     moved = [offset + i for i, t in enumerate(tangents)
