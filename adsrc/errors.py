@@ -252,6 +252,6 @@ class MissingDependency(AdsrcError, ImportError):
 
 # What is still refused of order 3 and more (the API's own derivatives compose to any order).
 BEYOND_A_CALL = ("adsrc differentiates the derivatives its API makes to any order (grad(grad(grad(f))), "
-                 "jacobian(hessian(f)), hessian(hessian(f)), hvp(f) in its point), and grad(f) or jvp(grad(f), "
-                 "...) called inside a function to order 3, but not yet a higher order reached through a call "
-                 "inside a differentiated function")
+                 "jacobian(hessian(f)), hessian(hessian(f)), hvp(f) in its point), and grad(f), jvp(f, ...) "
+                 "(of a module-level f, without has_aux) and jvp(grad(f), ...) called inside a function to order 3, "
+                 "but not yet a higher order reached through a call inside a differentiated function, nor these")

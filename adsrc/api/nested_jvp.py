@@ -21,8 +21,11 @@ pullback and that pullback's derivative along ``v``, and its tangent the
 derivative's pushforwards along one direction more (``_of_a_derivative``,
 ``_pushed_derivative``). A jvp of such a function (forward over forward) pushes
 the tangents of the primals and of the tangents through second order's forward
-pass over ``f``'s generated forward code (``_pushed``); a Hessian of it would
-be a third derivative, refused with InvalidArgument.
+pass over ``f``'s generated forward code (``_pushed``). A Hessian of a
+function that calls ``jvp(f, ...)`` is a third derivative: the cotangents'
+own tangents are forward sweeps over ``f``'s adjoint and its pullback, one or
+two levels deep (``_cotangents_tangent``); for a local ``f`` or with
+``has_aux=True`` it is refused with InvalidArgument.
 
 >>> import numpy as np, adsrc
 >>> def f(x):
@@ -46,6 +49,7 @@ from ..rules.closures import captures, lift
 from ..rules.registry import computed_once, defjvp, defvjp
 from ..second_order.dispatch import call, ownership
 from ..second_order.gradient import pulled_back
+from ..second_order.towers import along as towers_along, pick
 from ..values import TangentTuple, add_tangents, is_zero, part, to_tangent, unthunk, zero
 from .arguments import bind, label, star_position, where
 from .blocks import zeros_like_leaf
@@ -238,6 +242,62 @@ def _forward(position: int) -> Callable:
     return tangent
 
 
+def _cotangents_tangent(position: int) -> Callable:
+    """The tangent of the cotangents ``_cotangents`` gives (position 1: of the primals, 2: of the tangents),
+    for a second-order pass over a function that calls ``jvp(f, x, v)`` (a Hessian of it: order 3). With
+    ``F(c) = J(x)^T c``, linear in ``c``, the cotangents are ``F(c_t)`` and ``F(c_y) + dF(c_t)[v]``; along
+    ``dx``, ``dv`` and the cotangents' tangents ``dc_y``, ``dc_t``, they move by ``dF(c_t)[dx] + F(dc_t)``
+    and ``dF(c_y)[dx] + F(dc_y) + d2F(c_t)[v, dx] + dF(dc_t)[v] + dF(c_t)[dv]``, each a forward sweep (or
+    two, second_order/towers.py) over ``f``'s eager adjoint and its pullback."""
+    def tangent(tangents: tuple, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+        g, ans, func, primals, directions = args[:5]
+        has_aux = args[5] if len(args) > 5 else kwargs.get("has_aux", False)
+        t_g, _, t_func, t_primals, t_directions = (tuple(tangents) + (zero,) * 5)[:5]
+        value = _cotangents(g, ans, func, primals, directions, has_aux)[position]
+        primals, directions = tuple(primals), tuple(directions)
+        if has_aux or captures(func) is not None or _differentiable_derivative(func, primals, has_aux) \
+                or not is_zero(t_func) or len(bind(func, primals, {})) != len(primals):
+            raise _third_order(g, ans, func)
+        values = tuple(bind(func, primals, {}))
+        wrt = tuple(i for i, v in enumerate(values) if _float_like(v))
+        if not wrt:
+            return value, zero
+        adjoint = compile(func, wrt, EAGER).function
+
+        def per_value(tree: Any) -> tuple:
+            return tuple(zero if is_zero(tree) else _as_tangent(part(tree, i)) for i in range(len(values)))
+
+        v, dv, dx = per_value(TangentTuple(directions)), per_value(t_directions), per_value(t_primals)
+        c_y, c_t = unthunk(part(g, 0)), unthunk(part(g, 1))
+        dc_y, dc_t = (zero, zero) if is_zero(t_g) else (unthunk(part(t_g, 0)), unthunk(part(t_g, 1)))
+
+        def pulled(c: Any, *along: tuple) -> Any:  # F(c), or its derivative along directions of x
+            if is_zero(c) or any(all(is_zero(t) for t in d) for d in along):
+                return zero
+            if not along:
+                return pulled_back(adjoint, to_tangent(c), *values)
+            seeds = [(zero, zero, *d) for d in along]
+            return pick(towers_along(pulled_back, (adjoint, to_tangent(c), *values), seeds), (True,) * len(along))
+
+        if position == 2:
+            terms = [pulled(c_t, dx), pulled(dc_t)]
+        else:
+            terms = [pulled(c_y, dx), pulled(dc_y), pulled(c_t, v, dx), pulled(dc_t, v), pulled(c_t, dv)]
+        total: Any = zero
+        for term in terms:
+            total = add_tangents(total, term)
+        where = {i: k for k, i in enumerate(wrt)}
+        return value, TangentTuple(zero if is_zero(total) or i not in where else unthunk(part(total, where[i]))
+                                   for i in range(len(primals)))
+
+    return tangent
+
+
+def _as_tangent(t: Any) -> Any:
+    t = unthunk(t)
+    return zero if t is None or is_zero(t) else to_tangent(t)
+
+
 def _third_order(g: Any, ans: Any, func: Callable, *rest: Any) -> InvalidArgument:
     root = getattr(func, "root", func)
     return InvalidArgument(f"differentiating a function that calls jvp({label(func)}) ({where(root)}) twice over "
@@ -248,5 +308,6 @@ def _third_order(g: Any, ans: Any, func: Callable, *rest: Any) -> InvalidArgumen
 _RULE = (_of_function, _of_primals, _of_tangents), (_forward(0), _forward(1), _forward(2))
 for _made in (*_RULE[0], *_RULE[1]):
     _made.__adsrc_refuse_again__ = _third_order  # second order's dispatcher raises it (dispatch._refuse_once_more)
+_of_primals.__adsrc_tangent__, _of_tangents.__adsrc_tangent__ = _cotangents_tangent(1), _cotangents_tangent(2)
 defvjp(jvp, *_RULE[0])
 defjvp(jvp, *_RULE[1])

@@ -354,6 +354,10 @@ def _vjp_call(level, rule, vjp, tangents, ktangents, args, kwargs) -> tuple[Any,
         return value, (zero if is_zero_tree(dg) or value is zero else vjp(dg, *args[1:], **kwargs))
     if not rule.complex_ok and registry.meets_complex(args[1:]):  # the wrapper is bypassed below
         raise registry.complex_error(f"the gradient rule {vjp.__name__}", "met")
+    own = getattr(vjp.__wrapped__, "__adsrc_tangent__", None)
+    if own is not None and level == 1:  # a vjp that is a derivative itself, with its own tangent (nested_jvp)
+        value, tangent = own(tangents, args, kwargs)
+        return as_tangent(value), as_tangent(tangent)
     _refuse_once_more(vjp, args)
     value, tangent = _transformed(level, vjp.__wrapped__, tangents, ktangents, args, kwargs)
     return as_tangent(value), as_tangent(tangent)
