@@ -226,3 +226,13 @@ def test_ported_functions_to_order_four(func, eager):
         d4 = adsrc.grad(d3, wrt=0)
         np.testing.assert_allclose(d3(AT, *rest), central(lambda s: d2(s, *rest), AT), rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(d4(AT, *rest), central(lambda s: d3(s, *rest), AT, 1e-3), rtol=1e-4, atol=1e-5)
+
+
+def _two_arguments(x, y):
+    return np.sum(np.sin(x) * y ** 2) + np.prod(np.cos(x))
+
+
+def test_check_grads_checks_order_three():
+    adsrc.check_grads(_two_arguments, (np.array([0.3, -0.5]), 0.7), order=3)
+    with pytest.raises(adsrc.errors.InvalidArgument, match="order 1, 2, 3"):
+        adsrc.check_grads(_two_arguments, (np.array([0.3, -0.5]), 0.7), order=0)

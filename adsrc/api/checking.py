@@ -47,7 +47,8 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     (``"fwd"``: jvp) and reverse mode (``"rev"``: vjp with a random
     cotangent); ``order=2`` also checks the derivatives of ``grad(f)`` (jvp
     and vjp of a gradient, forward over reverse), or for an ``f`` that is not
-    a real scalar, of ``grad`` of ``sum(u * f)`` for a random ``u``. ``eps`` is the finite-difference step and a check passes where
+    a real scalar, of ``grad`` of ``sum(u * f)`` for a random ``u``; each
+    order above does the same to the gradient of the order below. ``eps`` is the finite-difference step and a check passes where
     ``|adsrc - differences| <= atol + rtol * |differences|``; the defaults
     are eps 1e-6 and atol = rtol = 1e-5 when every float is float64, eps
     1e-3 and atol = rtol = 1e-2 otherwise. ``seed`` seeds the random
@@ -76,9 +77,8 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     if not isinstance(args, (tuple, list)):
         raise InvalidArgument(f"check_grads(f, args): args is the tuple of arguments, not a "
                               f"{type(args).__name__} (write (x,) for a single argument)")
-    if order not in (1, 2):
-        raise InvalidArgument(f"check_grads checks order 1 or 2, not {order!r}; check a higher derivative "
-                              f"against finite differences of the order below it")
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise InvalidArgument(f"check_grads checks order 1, 2, 3, ..., not {order!r}")
     unknown = [m for m in modes if m not in _MODES]
     if unknown or not modes or isinstance(modes, str):
         raise InvalidArgument(f"modes is a tuple of 'fwd' and 'rev', not {modes!r}")
@@ -96,17 +96,18 @@ def check_grads(func: Callable, args: Sequence[Any], order: int = 1, modes: Sequ
     rtol = (1e-5 if exact else 1e-2) if rtol is None else rtol
     check = _Checker(func, args, eps, atol, rtol, np.random.default_rng(seed))
     check.first_order(func, modes, "")
-    if order == 2 and check.checked:
-        if isinstance(func, Derivative):
-            raise InvalidArgument(f"check_grads(order=2) of {func.describe()} would check third derivatives, and "
-                                  f"check_grads checks orders 1 and 2: check the function itself with order=2")
+    for level in range(2, order + 1):  # the derivatives of the gradient of the order below
+        if not check.checked:
+            break
         value = func(*args)
+        which = "second order" if level == 2 else f"order {level}"
         if isinstance(value, (tuple, list, dict)) or np.ndim(value) != 0 or not is_float_leaf(value):
-            label = f"second order, through np.sum(u * {_name(func)}(...)) for a random u: "
+            label = f"{which}, through np.sum(u * {_name(func)}(...)) for a random u: "
             func = _contracted(func, len(args), value, check)
         else:
-            label = "second order: "
-        check.first_order(grad(func, tuple(check.checked)), modes, label)
+            label = f"{which}: "
+        func = grad(func, tuple(check.checked))
+        check.first_order(func, modes, label)
 
 
 def _contracted(func: Callable, count: int, value: Any, check: "_Checker") -> Callable:

@@ -90,6 +90,10 @@ def call_at(level: int, fn: Any, tangents: tuple, ktangents: dict, *args: Any, *
         return fn(*args, **kwargs), zero  # the common case in transformed code: isinstance, len, getattr
     if getattr(fn, "__adsrc_jvp__", 0) >= level:  # above: this dispatcher's own logic, transformed (see above)
         return fn(tangents, ktangents, *args, **kwargs)
+    if fn is _call_site or fn is _derivative_site:  # a call site's adjoint, differentiated at two levels
+        raise NotDifferentiable(f"differentiating the call at {args[1].where} (a call of a value: a derivative, "
+                                f"or a callee resolved when it runs) at two levels of forward mode: "
+                                f"{BEYOND_A_CALL}")
     if fn in _LIST_METHODS and isinstance(args[_LIST_METHODS[fn]], list) \
             and args[_LIST_METHODS[fn] + 2] in _LIST_MUTATORS:
         return _mirrored(_LIST_METHODS[fn], tangents, args, kwargs)
