@@ -236,3 +236,24 @@ def test_check_grads_checks_order_three():
     adsrc.check_grads(_two_arguments, (np.array([0.3, -0.5]), 0.7), order=3)
     with pytest.raises(adsrc.errors.InvalidArgument, match="order 1, 2, 3"):
         adsrc.check_grads(_two_arguments, (np.array([0.3, -0.5]), 0.7), order=0)
+
+
+_WEIGHTS = np.array([[1.0, 0.5], [-0.3, 2.0]])
+_HESSIAN = adsrc.hessian(_summed)
+
+
+def _calls_hessian(x):
+    return np.sum(adsrc.hessian(_summed)(x) * _WEIGHTS)
+
+
+def _holds_a_hessian(x):
+    return np.sum(np.sin(_HESSIAN(x)))
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+@pytest.mark.parametrize("func", [_calls_hessian, _holds_a_hessian], ids=lambda f: f.__name__)
+def test_reverse_mode_through_a_hessian_called_inside(func, eager):
+    x = np.array([0.3, -0.7])
+    with adsrc.eager_unthunk(eager):
+        expected = np.array([(func(x + H * e) - func(x - H * e)) / (2 * H) for e in np.eye(2)])
+        np.testing.assert_allclose(adsrc.grad(func)(x), expected, rtol=1e-6, atol=1e-8)

@@ -109,7 +109,11 @@ class Jacobian:
         return stack_rows([r for r, _ in pairs], value, x), stack_rows([t for _, t in pairs], value, x)
 
     def __adsrc_pullback__(self, args: tuple, wrt: tuple[int, ...], eager: bool) -> tuple[Any, Callable]:
-        """``(self(*args), pullback)``: a cotangent's row ``e`` goes through the vjp of element ``e``'s gradient."""
+        """``(self(*args), pullback)``: a cotangent's row ``e`` goes through the vjp of element ``e``'s gradient;
+        for the Jacobian of a derivative (a Hessian), column ``j`` through the derivative's pullback
+        differentiated along the unit vector ``e_j`` (Derivative.__adsrc_pullback_tangent__)."""
+        if self.order > 1 and isinstance(self.of, Derivative) and not self.many:
+            return self._pullback_of_columns(args, wrt)
         x, value, grads = self._element_gradients(args)
         pullbacks = [vjp(g, *args, wrt=wrt) for g in grads]
 
@@ -123,6 +127,31 @@ class Jacobian:
             return total
 
         return stack_rows([row for row, _ in pullbacks], value, x), pullback
+
+
+    def _pullback_of_columns(self, args: tuple, wrt: tuple[int, ...]) -> tuple[Any, Callable]:
+        values = tuple(bind(self.root, args, {}))
+        x = values[self.wrt[0]]
+        if isinstance(x, (tuple, list, dict)) or not isinstance(x, (np.ndarray, float)):
+            raise InvalidArgument(f"differentiating {self!r} in reverse mode: adsrc pulls back through the Jacobian "
+                                  f"of a derivative of one array or float; flatten the others")
+        value = self(*args)
+        columns = []
+        for e in unit_vectors(x):
+            direction = tuple(e if i == self.wrt[0] else None for i in range(len(values)))
+            columns.append(self.of.__adsrc_pullback_tangent__(values, direction, wrt)[1][1])
+
+        def pullback(cotangent: Any) -> tuple:
+            total: tuple = (zero,) * len(wrt)
+            if cotangent is zero or not wrt:
+                return total
+            c = np.asarray(cotangent).reshape(np.shape(value)[: np.ndim(value) - np.ndim(x)] + (-1,))
+            for j, column in enumerate(columns):
+                _, moved = column(c[..., j] if np.ndim(c) > 1 else c[j], zero)
+                total = tuple(add_tangents(t, d) for t, d in zip(total, moved))
+            return total
+
+        return value, pullback
 
 
 def _element(func: Callable, index: tuple) -> Callable:
