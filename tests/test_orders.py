@@ -257,3 +257,53 @@ def test_reverse_mode_through_a_hessian_called_inside(func, eager):
     with adsrc.eager_unthunk(eager):
         expected = np.array([(func(x + H * e) - func(x - H * e)) / (2 * H) for e in np.eye(2)])
         np.testing.assert_allclose(adsrc.grad(func)(x), expected, rtol=1e-6, atol=1e-8)
+
+
+# ---- order 3 of the same computations spelled the ways users write them ----------------------------------
+def _dot(x):
+    return np.dot(x, x) * np.sin(x[0])
+
+
+def _matmul(x):
+    return (x @ x) * np.sin(x[0])
+
+
+def _shape_loop_with_branch(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s = s + x[i] ** 3
+        else:
+            s = s - np.sin(x[i])
+    return s
+
+
+def _comprehension(x):
+    return sum([xi ** 2 * x[0] for xi in x])
+
+
+def _concatenated(x):
+    return np.sum(np.concatenate([x, x ** 2]) ** 2 * np.tanh(x[1]))
+
+
+def _slice_write(x):
+    y = x.copy()
+    y[1:] = y[1:] * y[:-1]
+    return np.sum(y ** 2)
+
+
+def _recurrence(x):
+    h = np.zeros(3)
+    for _ in range(3):
+        h = np.tanh(np.outer(x, x)[0] + h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+@pytest.mark.parametrize("func", [_dot, _matmul, _shape_loop_with_branch, _comprehension, _concatenated,
+                                  _slice_write, _recurrence], ids=lambda f: f.__name__)
+def test_third_derivatives_of_other_spellings(func, eager):
+    x = np.array([0.4, -0.3, 0.7])
+    with adsrc.eager_unthunk(eager):
+        hessian = adsrc.hessian(func)
+        np.testing.assert_allclose(adsrc.jacobian(hessian)(x), _numerical_jacobian(hessian, x), rtol=1e-6, atol=1e-7)
