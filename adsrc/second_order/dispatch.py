@@ -621,18 +621,7 @@ def method_at(level: int, obj: Any, dobj: Any, name: str, tangents: tuple, ktang
     """:func:`method` with tangents of ``level`` (:func:`call_at`)."""
     if isinstance(obj, list) and name in _LIST_MUTATORS:
         value = getattr(obj, name)(*args, **kwargs)
-        if name == "pop":
-            return value, (dobj.pop(*args) if isinstance(dobj, list) else zero)
-        if isinstance(dobj, list):
-            if name in ("append", "insert"):
-                getattr(dobj, name)(*args[:-1], tangents[-1])
-            elif name == "extend":
-                dobj.extend(items(tangents[0], list(args[0])))
-            else:
-                getattr(dobj, name)()
-        elif not _all_zero(tangents, ktangents):
-            raise NotDifferentiable(f"forward mode: .{name}() on a list whose tangent is not a list")
-        return value, zero
+        return value, _mirror(dobj, name, list(args), list(tangents))  # the same on the tangent list
     if isinstance(obj, dict) and name in ("get", "items", "values", "keys", "copy"):
         return _dict_method(obj, dobj, name, tangents, args)
     if is_number(obj) and registry.method_primitive(name) is not None \
