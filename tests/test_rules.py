@@ -514,6 +514,30 @@ def test_multiply_fuse_batches_shared_cotangent_and_scalars():
     assert rule.vjps[0].fuse(mixed) is None
 
 
+def test_multiply_fuse_batches_products_of_arrays():
+    # r * u_i over a loop's steps: each contribution to r is sum(g_i * u_i), k of them one dot product;
+    # to a vector v of (w_i * v), with a matrix cotangent, the steps broadcast one by one, never together
+    rule = RULES["numpy.multiply"]
+    rng = np.random.default_rng(1)
+    gs = [rng.standard_normal(7) for _ in range(5)]
+    us = [rng.standard_normal(7) for _ in range(5)]
+    for side, scalar in ((0, 0.3), (1, np.float64(0.3))):
+        calls = [((g, None, scalar, u) if side == 0 else (g, None, u, scalar), {}) for g, u in zip(gs, us)]
+        fused = rule.vjps[side].fuse(calls)
+        expected = sum(rule.vjps[side](*args) for args, _ in calls)
+        assert np.shape(fused) == np.shape(expected)
+        np.testing.assert_allclose(fused, expected, rtol=1e-12)
+    gs = [rng.standard_normal((3, 4)) for _ in range(2)]
+    vs = [rng.standard_normal(4) for _ in range(2)]
+    calls = [((g, None, np.ones(4), v), {}) for g, v in zip(gs, vs)]
+    np.testing.assert_allclose(rule.vjps[0].fuse(calls), sum(rule.vjps[0](*a) for a, _ in calls), rtol=1e-12)
+    calls = [((g.astype(np.float32), None, np.float32(2.0), v.astype(np.float32)), {}) for g, v in zip(gs, vs)]
+    fused = rule.vjps[0].fuse(calls)
+    expected = sum(rule.vjps[0](*a) for a, _ in calls)
+    assert np.result_type(fused) == np.result_type(expected)
+    np.testing.assert_allclose(fused, expected, rtol=1e-5)
+
+
 def test_matmul_fuse_refuses_unbatchable_calls():
     vjp = RULES["numpy.matmul"].vjps[0]
     a = np.ones((2, 3))

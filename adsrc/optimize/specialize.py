@@ -10,9 +10,12 @@ them):
   template, ``dsin_y * math.cos(y)``, where the template is exact for the
   kinds of its operands (no zero guard, complex check or unbroadcast left);
 * a deferred contribution ``Thunk(vjp, ...)`` becomes the same expression,
-  computed at once, where its vjp has no batched form or its cotangent is
-  small (the small-size eagerness of ``accumulate``, decided here); a large
-  one that an AccThunk may batch with its siblings stays a Thunk;
+  computed at once, where its vjp has no batched form, its cotangent is
+  small (the small-size eagerness of ``accumulate``, decided here), or it is
+  a contribution to a real scalar (``dr`` of ``r * u``: holding it saves no
+  arithmetic and no memory, and the template costs less than a Stack's call
+  of the vjp); a large one that an AccThunk may batch with its siblings stays
+  a Thunk;
 * ``d = accumulate(d, c)`` becomes ``d = d + c`` where neither can be a thunk;
   ``d = unthunk(d)`` goes where ``d`` cannot be one;
 * a loop's iteration count, ``n = 0`` and ``n += 1`` in the forward sweep,
@@ -175,6 +178,24 @@ class Specializer:
             label, args = node.args[0].id, node.args[1:]
         else:
             label, args = node.func.id, node.args
+        found = self._template(label, args, inference)
+        if found is None:
+            return None
+        template, operands, kinds, argument = found
+        if deferred and not _real_scalars(argument) and not (self._small(self.vjps[label], kinds.get("g"))
+                                                             and self._small(self.vjps[label], argument)):
+            return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
+        if template is None:
+            return self._unless_zero(templates_of(*self.rules[label]), operands, kinds)
+        expression = self._instantiate(template, operands, kinds)
+        if expression is not None:
+            self.changed = True
+        return expression
+
+    def _template(self, label: str, args: list[gast.expr], inference: Inference) -> tuple | None:
+        """For a call of the vjp ``label`` on ``args``: the first of its templates exact for their kinds (or
+        None), the operands and kinds by parameter, and the kinds of the argument it differentiates for.
+        None where the vjp has no template or is not one of adsrc's own."""
         found = self.rules.get(label)
         if found is None or not own_rule_function(self.vjps[label]):
             return None
@@ -190,18 +211,8 @@ class Specializer:
         operands = dict(zip(params, args))
         kinds = {p: inference.expr(a) for p, a in operands.items()}
         template = next((t for t in templates if self._exact(t, kinds)), None)
-        if template is None and not deferred:
-            return self._unless_zero(templates, operands, kinds)
-        if template is None:
-            return None
         argument = kinds.get(params[2 + position]) if 2 + position < len(params) else None
-        if deferred and not (self._small(self.vjps[label], kinds.get("g"))
-                             and self._small(self.vjps[label], argument)):
-            return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
-        expression = self._instantiate(template, operands, kinds)
-        if expression is not None:
-            self.changed = True
-        return expression
+        return template, operands, kinds, argument
 
     def _unless_zero(self, templates: list[Template], operands: dict[str, gast.expr],
                      kinds: dict[str, Kinds | None]) -> gast.expr | None:
@@ -349,6 +360,10 @@ class Specializer:
             kept.append(stmt)
         if len(kept) < len(stmts):
             stmts[:] = kept or [gast.Pass()]
+
+
+def _real_scalars(kinds: Kinds | None) -> bool:
+    return bool(kinds) and all(k.type in (float, np.float64) for k in kinds)
 
 
 def _floats(kinds: Kinds | None) -> bool:

@@ -91,6 +91,10 @@ def _weak_dtypes(values):
     return {np.result_type(v) for v in values if not isinstance(v, (int, float))}
 
 
+def _shape(value) -> tuple:
+    return value.shape if type(value) is np.ndarray else np.shape(value)
+
+
 def _fuse_scaled(side: int):
     """Batch k contributions ``g_i * other_i`` to the same factor of a product."""
 
@@ -102,16 +106,27 @@ def _fuse_scaled(side: int):
         gs = [args[0] for args, _ in calls]
         mine = [args[2 + side] for args, _ in calls]
         other = [args[3 - side] for args, _ in calls]
-        shape = np.shape(mine[0])
-        if any(np.shape(m) != shape for m in mine):
+        shape = _shape(mine[0])
+        if any(_shape(m) != shape for m in mine):
             return None
-        if all(g is gs[0] for g in gs) and len({np.shape(o) for o in other}) == 1:
+        other_shapes = {_shape(o) for o in other}
+        if all(g is gs[0] for g in gs) and len(other_shapes) == 1:
             return unbroadcast(gs[0] * functools.reduce(np.add, other), mine[0])
-        if all(np.ndim(o) == 0 for o in other) and len({np.shape(g) for g in gs}) == 1:
+        g_shapes = {_shape(g) for g in gs}
+        if other_shapes == {()} and len(g_shapes) == 1:
             stacked = np.stack(gs)
             dtype = np.result_type(stacked.dtype, *_weak_dtypes(other))
             scales = np.array([complex(o) if np.iscomplexobj(o) else float(o) for o in other], dtype=dtype)
             return unbroadcast(np.tensordot(scales, stacked.astype(dtype, copy=False), axes=1), mine[0])
+        if len(g_shapes) == 1 and len(other_shapes) == 1 and () not in g_shapes | other_shapes:
+            # k products g_i * o_i of arrays of one shape each, reduced to the factor: stacked, multiplied
+            # once and summed over the steps (for a scalar factor, one dot product of the stacks)
+            left, right = np.stack(gs), np.stack(other)
+            if not shape and left.shape == right.shape:
+                return unbroadcast(np.dot(left.ravel(), right.ravel()), mine[0])
+            rank = max(left.ndim, right.ndim)  # each step's factors broadcast against each other, not the steps
+            left, right = (np.reshape(a, a.shape[:1] + (1,) * (rank - a.ndim) + a.shape[1:]) for a in (left, right))
+            return unbroadcast(np.multiply(left, right).sum(axis=0), mine[0])
         return None
 
     return fuse
