@@ -223,8 +223,17 @@ def _power_jvp_y(t, ans, x, y):
 
 
 defvjp(np.power, _power_dx, _power_dy)
-deftemplate(lookup(np.power), 0, "g * (y * np.power(x, y - 1))",  # x ** 2, x ** 3: _power_dx's first case
-            lambda k: k["y"].const is not None and _smooth_exponent(k["y"].const[0]) and broadcasts_to("x", "g", "x")(k))
+def _squared_float(k: dict) -> bool:
+    """``x ** 2`` of a NumPy float or float array: ``np.power(x, 1)`` is ``x`` bit for bit, so its
+    derivative ``2 * np.power(x, 1)`` is ``2 * x``, without a ufunc call on a scalar."""
+    return k["y"].const == (2,) and (k["x"].type is np.float64
+                                     or k["x"].type is np.ndarray and k["x"].dtype.kind == "f")
+
+
+deftemplate(lookup(np.power), 0, "g * (y * np.power(x, y - 1))",  # x ** 3: _power_dx's first case
+            lambda k: k["y"].const is not None and _smooth_exponent(k["y"].const[0]) and not _squared_float(k)
+            and broadcasts_to("x", "g", "x")(k))
+defalternative(lookup(np.power), 0, "g * (y * x)", lambda k: _squared_float(k) and broadcasts_to("x", "g", "x")(k))
 defjvp(np.power, _power_jvp_x, _power_jvp_y)
 defvjp(np.float_power, _float_power_dx, _float_power_dy)
 defjvp(np.float_power, lambda t, ans, x, y: times(t, y * np.float_power(x, _exponent_less_one(y))),
