@@ -487,3 +487,27 @@ def test_a_loops_contributions_to_a_scalar_are_added_as_they_come(f, args):
     assert lazy == eager
     compare(f, args, (0, 1), exact_lazy=False)  # the generic lazy adjoint batches them: another order
     check(f, *args, wrt=(0, 1))
+
+
+def quotients_and_roots(x, m, w):
+    s = 0.0
+    for i in range(len(x)):
+        xi = x[i]
+        s = s + np.sqrt(xi) * m[i] + np.log(xi * xi + 1.0) + xi / w + w / (xi * xi + 1.0)
+    return s
+
+
+def test_singular_derivatives_are_inlined_with_their_zero_guard():
+    # sqrt at 0 has an infinite derivative; its cotangent m[i] * ds is 0 there, so the contribution is 0, not
+    # NaN (registry.times): the inlined template computes it through the same function, bit for bit
+    x = np.array([0.0, 0.3, 1.7, 2.5])
+    m = np.array([0.0, 1.5, -0.5, 2.0])
+    source = specialized_source(quotients_and_roots, (x, m, 0.8), (0, 2), eager=True)
+    backward = source.split("def pullback", 1)[1]
+    assert "singular.times(" in backward and "singular.zero_where_zero(" in backward
+    assert "sqrt_dx" not in source and "divide_dx" not in source and "divide_dy" not in source
+    compare(quotients_and_roots, (x, m, 0.8), (0, 2), exact_lazy=False)
+    dx, dw = adsrc.grad(quotients_and_roots, argnums=(0, 2))(x, m, 0.8)
+    assert np.isfinite(dx).all() and dx[0] == 0.0 + 2 * 0.0 / 1.0 + 1 / 0.8
+    inside = (np.array([0.2, 0.3, 1.7, 2.5]), m, 0.8)
+    check(quotients_and_roots, *inside, wrt=(0, 2))

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Callable
 
 import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
 from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
 from ._sequences import SEQUENCES, concatenated_part, concatenated_tangent, repeated_part, repeated_tangent
-from .templates import broadcasts_to, defalternative, deftemplate, float64_arrays, float_scalar, same_shape
+from .templates import NONE, broadcasts_to, defalternative, deftemplate, float64_arrays, float_scalar, same_shape
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -176,6 +177,21 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(zero_where_zero(np.divide(g, y), g), x),
     lambda g, ans, x, y: unbroadcast(times(g, np.divide(-ans, y)), y),
 )
+
+
+def _numpy_quotient(*names: str) -> Callable[[dict], bool]:
+    """One of these is a NumPy float or array: ``a / b`` is then ``np.divide(a, b)`` (a Python float's
+    ``/`` would raise at 0)."""
+    return lambda k: any(k[n].type is np.float64 or k[n].type is np.ndarray for n in names)
+
+
+deftemplate(lookup(np.divide), 0, "singular.zero_where_zero(g / y, g)",
+            lambda k: _numpy_quotient("g", "y")(k) and broadcasts_to("x", "g", "y")(k))
+defalternative(lookup(np.divide), 0, "singular.zero_where_zero(np.divide(g, y), g)", broadcasts_to("x", "g", "y"))
+deftemplate(lookup(np.divide), 1, "singular.times(g, -ans / y)",
+            lambda k: k["ans"] is not NONE and _numpy_quotient("ans", "y")(k) and broadcasts_to("y", "g", "ans", "y")(k))
+defalternative(lookup(np.divide), 1, "singular.times(g, np.divide(-ans, y))",
+               lambda k: k["ans"] is not NONE and broadcasts_to("y", "g", "ans", "y")(k))
 defjvp(np.divide, lambda t, ans, x, y: zero_where_zero(np.divide(t, y), t),
        lambda t, ans, x, y: times(t, np.divide(-ans, y)))
 

@@ -37,7 +37,6 @@ both sides at once:
 from __future__ import annotations
 
 import inspect
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -46,10 +45,10 @@ import numpy as np
 from ..errors import NotDifferentiable
 from ..values import as_tangent
 from ..values import unthunk, zero
-from ..values.arrays import is_lazy
 from ._tangent import multilinear
 from .guards import (any_complex, check_order, complex_error, guard_add_into, guard_fuse, guard_user, guard_zero,
                      is_complex, meets_complex, real_part, used_parameters)
+from .singular import times, zero_where_zero  # noqa: F401  (rule modules import them from here)
 from .templates import derivative_template
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
@@ -498,35 +497,6 @@ def allow_complex(*funcs: Any) -> None:
     _changed()
 
 
-def times(g: Any, d: Any) -> Any:
-    """``g * d``, except that a zero ``g`` gives exactly zero even where ``d`` is infinite or NaN.
-
-    A zero cotangent (or tangent) means the result does not depend on this
-    element (a branch ``np.where`` discarded, an input that does not move), so
-    its contribution is zero whatever the derivative there: the convention
-    0 * inf = 0. Elementwise rules whose derivative is infinite or undefined at
-    some input (sqrt and cbrt at 0, log at 0, arcsin at 1, x**0.5 at 0, sqrt of
-    a negative number in a discarded branch) multiply through this, so that
-    ``np.where(x > 0, np.sqrt(x), 0.0)`` has gradient 0, not NaN, at x <= 0.
-    Where ``g`` is not zero, an infinite derivative stays infinite.
-    """
-    return zero_where_zero(g * d, g)
-
-
-def zero_where_zero(out: Any, g: Any) -> Any:
-    """``out`` (a product or quotient of ``g``) with exact zeros where ``g`` is zero, if it is not finite.
-
-    The finite case, by far the common one, costs one check; see :func:`times`.
-    """
-    if type(out) is float:
-        if g == 0 and not math.isfinite(out):
-            return 0.0
-        return out
-    if not is_lazy(out) and np.isfinite(out).all():  # a Dask array is not computed to decide
-        return out
-    return np.where(np.equal(g, 0), 0, out)
-
-
 def defderivative(func: Any, derivative: Callable[..., Any], singular: bool = False, **forms: Any) -> Rule:
     """Register an elementwise function of one argument by its derivative ``d(ans, x)``.
 
@@ -563,8 +533,8 @@ def defderivative(func: Any, derivative: Callable[..., Any], singular: bool = Fa
                                                 for n in ["g", *params]])
     rule = defvjp(func, by_cotangent, **forms)
     defjvp(func, by_tangent)
-    if not singular:  # specialized code may inline ``g * d(ans, x)`` (templates.py)
-        rule.extra["templates"] = {0: derivative_template(derivative, params)}
+    # specialized code may inline ``g * d(ans, x)``, or ``singular.times(g, d(ans, x))`` (templates.py)
+    rule.extra["templates"] = {0: derivative_template(derivative, params, singular)}
     return rule
 
 

@@ -38,6 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..values import zero
+from . import singular as _singular
 from ..values.zero import ZeroTangent
 
 __all__ = ["Kind", "ZERO", "NONE", "kind_of", "constant", "example", "shape_of", "all_real", "Template", "deftemplate",
@@ -196,7 +197,7 @@ class Template:
         return ast.parse(self.text, mode="eval").body
 
 
-_MODULES = {"np": np, "math": math}
+_MODULES = {"np": np, "math": math, "singular": _singular}
 
 
 def deftemplate(rule: Any, position: int, text: str, when: Callable[[dict[str, Kind]], bool] | None = None) -> None:
@@ -257,20 +258,22 @@ def float_scalar(name: str) -> Callable[[dict[str, Kind]], bool]:
     return lambda kinds: kinds[name].type in (float, np.float64) and kinds[name].const is None
 
 
-def derivative_template(derivative: Callable, params: list[str]) -> Callable[[], Template | None]:
-    """The template of a ``defderivative`` rule, ``g * (d)``, made when first asked for (None when
-    ``d``'s source cannot be read back, or it reads anything but its parameters and modules)."""
+def derivative_template(derivative: Callable, params: list[str], singular: bool = False) \
+        -> Callable[[], Template | None]:
+    """The template of a ``defderivative`` rule, ``g * (d)`` (``singular.times(g, d)`` for a derivative
+    declared singular: what its vjp computes), made when first asked for (None when ``d``'s source cannot
+    be read back, or it reads anything but its parameters and modules)."""
     made: list = []
 
     def template() -> Template | None:
         if not made:
-            made.append(_from_derivative(derivative, params))
+            made.append(_from_derivative(derivative, params, singular))
         return made[0]
 
     return template
 
 
-def _from_derivative(derivative: Callable, params: list[str]) -> Template | None:
+def _from_derivative(derivative: Callable, params: list[str], singular: bool = False) -> Template | None:
     code = getattr(derivative, "__code__", None)
     if code is None or derivative.__name__ != "<lambda>":
         return None
@@ -296,8 +299,9 @@ def _from_derivative(derivative: Callable, params: list[str]) -> Template | None
             modules[node.id] = value
     if any(m not in (np, math) for m in modules.values()):
         return None
-    text = f"g * ({ast.unparse(found.body)})"
-    return Template(text, all_real, modules)
+    if singular:
+        return Template(f"singular.times(g, {ast.unparse(found.body)})", all_real, {**modules, "singular": _singular})
+    return Template(f"g * ({ast.unparse(found.body)})", all_real, modules)
 
 
 def _same_code(node: ast.Lambda, code: types.CodeType) -> bool:
