@@ -37,7 +37,7 @@ import gast
 import numpy as np
 
 from ..ir.dataflow import names, nodes, parents
-from ..rules import registry
+from ..rules import registry, singular
 from ..rules.views import written_through
 from ..rules.templates import MAX_ITEMS, NONE, ZERO, Kind, constant, example, kind_of
 from ..values.zero import ZeroTangent, zero
@@ -60,6 +60,7 @@ _ALLOCATIONS = frozenset({np.broadcast_to, np.zeros_like, np.ones_like, np.zeros
 # NumPy allocations whose result's kind follows from their arguments' kinds (their contents do not matter)
 _EMPTY = frozenset({np.empty, np.empty_like})
 _REDUCTIONS = frozenset({np.add.reduce})  # what np.sum runs, without its Python wrapper (templates call it)
+_SINGULAR = frozenset({singular.times, singular.zero_where_zero})  # the zero guards the templates call: pure
 
 
 def single(kinds: Kinds | None) -> Kind | None:
@@ -103,7 +104,7 @@ def array_method(name: str) -> bool:
 
 def library_primitive(obj: Any) -> bool:
     """A NumPy or math function with one of adsrc's own rules: calling it on examples has no effect."""
-    if obj in _ALLOCATIONS or obj in _EMPTY or obj in _REDUCTIONS:
+    if obj in _ALLOCATIONS or obj in _EMPTY or obj in _REDUCTIONS or obj in _SINGULAR:
         return True
     if getattr(obj, "__name__", None) in _VALUE_SHAPED:
         return False
