@@ -506,7 +506,7 @@ def test_singular_derivatives_are_inlined_with_their_zero_guard():
     backward = source.split("def pullback", 1)[1]
     assert "singular.times(" in backward and "singular.zero_where_zero(" in backward
     assert "sqrt_dx" not in source and "divide_dx" not in source and "divide_dy" not in source
-    assert "accumulate" not in backward  # the guards are pure: their kinds are known, so are the sums'
+    assert "accumulate" not in backward  # the guards are pure: their kinds are known, so are the sums
     compare(quotients_and_roots, (x, m, 0.8), (0, 2), exact_lazy=False)
     dx, dw = adsrc.grad(quotients_and_roots, argnums=(0, 2))(x, m, 0.8)
     assert np.isfinite(dx).all() and dx[0] == 0.0 + 2 * 0.0 / 1.0 + 1 / 0.8
