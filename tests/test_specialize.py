@@ -512,3 +512,26 @@ def test_singular_derivatives_are_inlined_with_their_zero_guard():
     assert np.isfinite(dx).all() and dx[0] == 0.0 + 2 * 0.0 / 1.0 + 1 / 0.8
     inside = (np.array([0.2, 0.3, 1.7, 2.5]), m, 0.8)
     check(quotients_and_roots, *inside, wrt=(0, 2))
+
+
+def kernel_through_rows(x, ell, m):
+    n = len(x)
+    K = np.zeros((n, n))
+    for i in range(n):
+        for j in range(m):
+            K[i][j - 1] = np.exp(-(x[i] - x[j - 1]) ** 2 / ell)
+    return np.sum(K * K)
+
+
+def test_an_element_written_through_a_row_is_indexed_directly():
+    # K[i][j] = v of a matrix and two ints writes K[i, j]: no index arithmetic per write (written_through)
+    x = np.linspace(0.1, 1.0, 5)
+    source = specialized_source(kernel_through_rows, (x, 0.5, 5), (0, 1))
+    assert "written_through" not in source.split("def pullback", 1)[0]
+    compare(kernel_through_rows, (x, 0.5, 5), (0, 1))
+    check(kernel_through_rows, x, 0.5, 5, wrt=(0, 1))
+    for specialize in (True, False):  # past the end: Python's IndexError, as the plain call raises
+        with pytest.raises(IndexError):
+            value_and_grads(kernel_through_rows, (x, 0.5, 7), (0, 1), False, specialize)
+    with pytest.raises(IndexError):
+        kernel_through_rows(x, 0.5, 7)

@@ -529,6 +529,15 @@ class GeneralDerivative:
         return f"the derivative of {getattr(func, '__qualname__', func)} for arguments of any type"
 
 
+def _binds_used(line: str, used: set[str], header: list[str]) -> bool:
+    """Whether an import line of a module binds a name its function or header reads (``from m import f``
+    of one name; any other line is kept)."""
+    if not line.startswith("from ") or "," in line or " import " not in line:
+        return True
+    bound = line.rsplit(" ", 1)[-1]
+    return bound in used or any(bound in other for other in header)
+
+
 @dataclass
 class Module:
     """What a generated module is made of besides its function: the pieces ``assemble`` puts together.
@@ -546,7 +555,7 @@ class Module:
     mode: Mode
     generated: dict[str, Any] = field(default_factory=dict)  # values adsrc binds itself (a local function's code)
     extra: list[str] = field(default_factory=list)  # imports a specialization added (backend/specialized.py)
-    prune: bool = False  # leave out the header's bindings the function does not use (a specialization's)
+    prune: bool = False  # leave out the header's bindings and imported names the function does not use
     guard: list = field(default_factory=list)  # the entry check of what the parameters were assumed to be
 
     def assemble(self, function: gast.FunctionDef) -> tuple[str, Callable]:
@@ -559,7 +568,7 @@ class Module:
                   if not self.prune or " = " not in line or line.split(" = ", 1)[0] in used]
         used |= {n for n in self.runtime.values() if any(n + "(" in line for line in header)}
         imported = [f"{r} as {n}" if r != n else r for r, n in self.runtime.items() if n in used]
-        lines = self.imports + self.extra
+        lines = [line for line in self.imports if not self.prune or _binds_used(line, used, header)] + self.extra
         lines += [f"# {key}: {obj!r}, bound by adsrc when it runs this module"
                   for key, obj in self.generated.items() if key in used]
         lines += [f"from adsrc.runtime import {', '.join(imported)}"] if imported else []

@@ -40,6 +40,7 @@ import numpy as np
 from ..ir.build import call, clone, copy_tree, name
 from ..rules import registry
 from ..rules.templates import NONE, ZERO, Kind, Template, templates_of
+from ..rules.views import written_through
 from .indexed import one_hots
 from .inline_writes import inline_writes
 from .kinds import Inference, Kinds, own_rule_function
@@ -108,6 +109,7 @@ class Specializer:
         if pullback is None:
             return False
         inference = self._writes()
+        _rewrite_calls(self.adjoint, lambda node: self._element_written(node, inference))
         self.changed |= one_hots(pullback.body, inference, self.rules, self.vjps, self.module_alias)
         self._rewrite(pullback, lambda node: self._inline(node, inference))
         inference = self.infer()  # contributions inlined are values now, not thunks
@@ -191,6 +193,19 @@ class Specializer:
         if expression is not None:
             self.changed = True
         return expression
+
+    def _element_written(self, node: gast.Call, inference: Inference) -> gast.expr | None:
+        """``written_through(K, i, j)`` (``K[i][j] = v``, rules/views.py) of an array of two or more axes and
+        two ints as the index ``(i, j)``: the same element, without the general index arithmetic per write.
+        An index out of bounds raises IndexError at the write, where Python's ``K[i]`` would."""
+        if len(node.args) != 3 or node.keywords or inference.resolve(node.func) is not written_through:
+            return None
+        base, outer, inner = (inference.expr(a) for a in node.args)
+        if not base or any(k.type is not np.ndarray or len(k.shape) < 2 for k in base) \
+                or not outer or not inner or any(k.type is not int for k in outer | inner):
+            return None
+        self.changed = True
+        return gast.Tuple(elts=list(node.args[1:]), ctx=gast.Load())
 
     def _template(self, label: str, args: list[gast.expr], inference: Inference) -> tuple | None:
         """For a call of the vjp ``label`` on ``args``: the first of its templates exact for their kinds (or
