@@ -474,14 +474,23 @@ def overridden_terms(x, w):
     return s
 
 
+def transposed_recurrence(W, h0, xs):
+    h = h0
+    for xt in xs:
+        h = np.tanh(h @ W.T + xt)  # W.T's vjp batches by summing the cotangents first: no arithmetic saved
+    return np.sum(h)
+
+
 @pytest.mark.parametrize("f,args", [
+    (transposed_recurrence, (np.linspace(-0.3, 0.3, 144).reshape(12, 12), np.zeros(12),
+                             np.cos(np.arange(60.0)).reshape(5, 12))),
     (overridden_terms, (np.linspace(-1.0, 1.3, 40), 0.7)),
     (heat_steps, (np.sin(np.linspace(0.0, 3.0, 200)), 0.2, 6)),
     (scaled_rows, (np.linspace(0.1, 1.3, 300).reshape(3, 100), 0.7)),
 ], ids=lambda v: getattr(v, "__name__", ""))
-def test_a_loops_contributions_to_a_scalar_are_added_as_they_come(f, args):
-    # A contribution to a scalar (r of r * u, a of a * row) saves nothing when held: lazy mode adds it at
-    # each step, as eager mode does, with the same code, though its cotangent has more than 64 elements.
+def test_contributions_that_holding_would_not_save_are_added_as_they_come(f, args):
+    # A contribution to a scalar (r of r * u, a of a * row), or one of W.T, saves nothing when held: lazy mode
+    # adds it at each step, as eager mode does, with the same code, though it has more than 64 elements.
     lazy, eager = (specialized_source(f, args, (0, 1), eager=e).split("def pullback", 1)[1] for e in (False, True))
     assert "Stack" not in lazy and "Thunk" not in lazy
     assert lazy == eager

@@ -14,8 +14,9 @@ them):
   small (the small-size eagerness of ``accumulate``, decided here), or it is
   a contribution to a real scalar (``dr`` of ``r * u``: holding it saves no
   arithmetic and no memory, and the template costs less than a Stack's call
-  of the vjp); a large one that an AccThunk may batch with its siblings stays
-  a Thunk;
+  of the vjp), or one whose batched form would only sum the cotangents first
+  (``x.T``'s); a large one that an AccThunk may batch with its siblings (a
+  product's, matmul's outer products) stays a Thunk;
 * ``d = accumulate(d, c)`` becomes ``d = d + c`` where neither can be a thunk;
   ``d = unthunk(d)`` goes where ``d`` cannot be one;
 * a loop's iteration count, ``n = 0`` and ``n += 1`` in the forward sweep,
@@ -184,8 +185,8 @@ class Specializer:
         if found is None:
             return None
         template, operands, kinds, argument = found
-        if deferred and not _real_scalars(argument) and not (self._small(self.vjps[label], kinds.get("g"))
-                                                             and self._small(self.vjps[label], argument)):
+        if deferred and not _real_scalars(argument) and not _sums_only(self.vjps[label]) \
+                and not (self._small(self.vjps[label], kinds.get("g")) and self._small(self.vjps[label], argument)):
             return None  # a large contribution that an AccThunk may batch with its siblings stays deferred
         if template is None:
             return self._unless_zero(templates_of(*self.rules[label]), operands, kinds)
@@ -375,6 +376,14 @@ class Specializer:
             kept.append(stmt)
         if len(kept) < len(stmts):
             stmts[:] = kept or [gast.Pass()]
+
+
+def _sums_only(vjp: Callable) -> bool:
+    """A vjp whose batched form only sums the cotangents before one call (a linear rule's, ``g.T`` of
+    ``x.T``: registry._summed_first) and which adds nothing in place: batching saves no arithmetic, so a
+    specialized loop computes each contribution at once, as eager mode does."""
+    fuse = getattr(getattr(vjp, "fuse", None), "__wrapped__", None)
+    return getattr(fuse, "one_layout", False) and getattr(vjp, "add_into", None) is None
 
 
 def _real_scalars(kinds: Kinds | None) -> bool:

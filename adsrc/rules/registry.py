@@ -564,12 +564,15 @@ def _summed_first(vjp: Callable, position: int) -> Callable:
         if type(gs[0]) is not np.ndarray or any(type(g) is not np.ndarray or g.shape != gs[0].shape
                                                  or g.dtype != gs[0].dtype for g in gs):
             return None
+        count, layout = len(first), (1, position + 2)  # the result and the argument: read for their layout
         for args, keywords in rest:
-            if len(args) != len(first) or keywords.keys() != options.keys():
+            if len(args) != count or keywords.keys() != options.keys():
                 return None
-            if not all(_same_option(a, b, p in (0, position + 1)) for p, (a, b) in enumerate(zip(args[1:], first[1:]))):
-                return None
-            if not all(_same_option(keywords[k], options[k], False) for k in options):
+            for p in range(1, count):  # most often the same objects at every step: one identity test each
+                a, b = args[p], first[p]
+                if a is not b and not _same_option(a, b, p in layout):
+                    return None
+            if options and not all(_same_option(keywords[k], options[k], False) for k in options):
                 return None
         return vjp(np.add.reduce(np.stack(gs)), *first[1:], **options)
 
