@@ -485,3 +485,18 @@ def test_a_loop_bounded_by_a_shape_is_specialized_as_by_len():
     assert "written_part" not in source and "added_into" not in source, source
     compare(ewma_by_size, args, (0, 1), exact_lazy=False)
     check(ewma_by_size, *args, wrt=(0, 1))
+
+
+def squares_by_a_float_exponent(x):
+    s = 0.0
+    for t in range(len(x)):
+        s = s + x[t] ** 2.0 * 0.0  # a zero cotangent at an infinite element: 0, not NaN (a float exponent's guard)
+    return s + np.sum(x)
+
+
+def test_a_float_exponent_of_two_keeps_the_zero_guard():
+    x = np.array([1.0, np.inf, -2.0])
+    source = specialized_source(squares_by_a_float_exponent, (x,))
+    assert "(2.0 * x_t)" not in source
+    compare(squares_by_a_float_exponent, (x,), 0)
+    assert np.array_equal(adsrc.grad(squares_by_a_float_exponent)(x), np.ones(3))

@@ -242,7 +242,7 @@ defvjp(np.power, _power_dx, _power_dy)
 def _squared_float(k: dict) -> bool:
     """``x ** 2`` of a NumPy float or float array: ``np.power(x, 1)`` is ``x`` bit for bit, so its
     derivative ``2 * np.power(x, 1)`` is ``2 * x``, without a ufunc call on a scalar."""
-    return k["y"].const == (2,) and (k["x"].type is np.float64
+    return k["y"].const == (2,) and type(k["y"].const[0]) is int and (k["x"].type is np.float64
                                      or k["x"].type is np.ndarray and k["x"].dtype.kind == "f")
 
 
