@@ -498,17 +498,22 @@ def cumulative(x):
     return np.cumsum(x) * x  # np.cumsum has no batching rule: one pullback per row, as before
 
 
+W8 = rng.normal(size=(8, 3))  # eight rows: MIN_BATCHED_ROWS
+
+
 @pytest.mark.parametrize("f,args,wrt", [
-    (layer, (V, W), (0, 1)), (layer, (V, W), 0), (layer_tree, ({"a": 2.0, "w": W}, V), (0, 1)),
-    (lambda s: np.array([s, s ** 2]) * 3.0, (0.7,), 0), (cumulative, (V,), 0),
-], ids=["two", "one", "tree", "number", "fallback"])
+    (layer, (V, W8), (0, 1)), (layer, (V, W8), 0), (layer_tree, ({"a": 2.0, "w": W8}, V), (0, 1)),
+    (lambda s: np.array([s, s ** 2, s, s ** 2, s, s ** 2, s, s ** 2]) * 3.0, (0.7,), 0),
+    (cumulative, (np.linspace(0.1, 0.8, 8),), 0), (layer, (V, W), (0, 1)),
+], ids=["two", "one", "tree", "number", "fallback", "few rows"])
 def test_jacobian_rows_from_one_batched_sweep_equal_a_pullback_per_row(f, args, wrt, monkeypatch):
     import adsrc.api.higher as higher
-    from adsrc.api.vmap import vjp_rows
+    from adsrc.api.vmap import MIN_BATCHED_ROWS, vjp_rows
 
     positions = wrt if isinstance(wrt, tuple) else (wrt,)
     used = vjp_rows(f, list(args), positions) is not None
-    assert used == (f is not cumulative)
+    # cumsum has no batching rule; four rows are fewer than a batched sweep repays
+    assert used == (f is not cumulative and np.size(f(*args)) >= MIN_BATCHED_ROWS)
     got = adsrc.jacobian(f, wrt=wrt)(*args)
     monkeypatch.setattr(higher, "vjp_rows", lambda *a: None)
     expected = adsrc.jacobian(f, wrt=wrt)(*args)
