@@ -511,7 +511,7 @@ def test_jacobian_rows_from_one_batched_sweep_equal_a_pullback_per_row(f, args, 
     from adsrc.api.vmap import MIN_BATCHED_ROWS, vjp_rows
 
     positions = wrt if isinstance(wrt, tuple) else (wrt,)
-    used = vjp_rows(f, list(args), positions) is not None
+    used = vjp_rows(f, list(args), positions, f(*args)) is not None
     # cumsum has no batching rule; four rows are fewer than a batched sweep repays
     assert used == (f is not cumulative and np.size(f(*args)) >= MIN_BATCHED_ROWS)
     got = adsrc.jacobian(f, wrt=wrt)(*args)

@@ -432,13 +432,13 @@ def derivatives_along(func: Callable, values: tuple, directions: list, masks: li
 def _reverse_blocks(func: Callable, values: tuple, wrt_positions: tuple[int, ...],
                     inputs: list[tuple[list, Callable]]) -> tuple[Any, list]:
     """The output, and its Jacobian's blocks [output leaf][wrt][input leaf]: every row from one batched
-    sweep where vmap batches every call (vmap.py ``vjp_rows``), else one vjp per output element."""
-    batched = vjp_rows(func, list(values), wrt_positions)
-    if batched is not None:
-        value, rows = batched
+    sweep where vmap batches every call (vmap.py ``vjp_rows``), else one vjp per output element. The
+    function runs once for the value (the vjp's forward sweep), then in the batched sweep if there is one."""
+    value, pullback = vjp(func, *values, wrt=wrt_positions)
+    rows = vjp_rows(func, list(values), wrt_positions, value)
+    if rows is not None:
         return value, [[[stack_rows(list(row), value, leaf) for row, leaf in zip(flatten(rows[p])[0], inputs[p][0])]
                         for p in range(len(inputs))]]
-    value, pullback = vjp(func, *values, wrt=wrt_positions)
     out_leaves, out_unflatten = flatten(value)
     blocks = []
     for k, out in enumerate(out_leaves):

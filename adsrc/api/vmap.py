@@ -347,8 +347,8 @@ def _writes_into_arguments(func: Callable) -> bool:
 MIN_BATCHED_ROWS = 8
 
 
-def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tuple[Any, tuple]]:
-    """``(func(*values), rows)``: for an output that is one float array (or number) of ``m`` elements,
+def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...], value: Any) -> Optional[tuple]:
+    """For ``value``, ``func(*values)``, an output that is one float array (or number) of ``m`` elements:
     the gradient of each of its elements with respect to each argument in ``wrt``, each with a leading
     axis of ``m``, all from one batched sweep (vmap of the gradient of ``sum(func(...) * cotangent)``
     over the ``m`` unit cotangents). None where that would loop over any call, or for fewer than
@@ -357,7 +357,8 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     >>> import numpy as np
     >>> def f(x):
     ...     return np.arange(1.0, 9.0) * x ** 2
-    >>> value, (rows,) = vjp_rows(f, [np.full(8, 3.0)], (0,))
+    >>> x = np.full(8, 3.0)
+    >>> (rows,) = vjp_rows(f, [x], (0,), f(x))
     >>> np.diag(rows).tolist()
     [6.0, 12.0, 18.0, 24.0, 30.0, 36.0, 42.0, 48.0]
     >>> bool(np.all(rows == np.diag(np.diag(rows))))
@@ -368,7 +369,6 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     if not inspect.isfunction(func) or not all(plain_structure(v) for v in values) \
             or _writes_into_arguments(func):
         return None
-    value = func(*values)
     if not isinstance(value, (float, np.floating, np.ndarray)) or np.asarray(value).dtype.kind != "f" \
             or np.size(value) < MIN_BATCHED_ROWS:
         return None
@@ -396,4 +396,4 @@ def vjp_rows(func: Callable, values: list, wrt: tuple[int, ...]) -> Optional[tup
     batched = _row_makers.get(key)
     if batched is None:
         batched = _remember(_row_makers, key, Vmapped(grad(maker, wrt=tuple(wrt)), tuple(axes), 0, None))
-    return value, batched(*values, units)
+    return batched(*values, units)

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from .registry import defderivative, defjvp, deflinear, defmethod, defvjp, lookup, times, zero_where_zero
-from ._util import as_array, cast_like, no_value, note, replace_zero, unbroadcast, zero
+from ._util import as_array, cast_like, no_value, note, replace_zero, shape_of, unbroadcast, zero
 from ._sequences import SEQUENCES, concatenated_part, concatenated_tangent, repeated_part, repeated_tangent
 from .templates import NONE, broadcasts_to, defalternative, deftemplate, float64_arrays, float_scalar, same_shape
 
@@ -92,10 +92,6 @@ def _weak_dtypes(values):
     return {np.result_type(v) for v in values if not isinstance(v, (int, float))}
 
 
-def _shape(value) -> tuple:
-    return value.shape if type(value) is np.ndarray else np.shape(value)
-
-
 def _fuse_scaled(side: int):
     """Batch k contributions ``g_i * other_i`` to the same factor of a product."""
 
@@ -107,13 +103,13 @@ def _fuse_scaled(side: int):
         gs = [args[0] for args, _ in calls]
         mine = [args[2 + side] for args, _ in calls]
         other = [args[3 - side] for args, _ in calls]
-        shape = _shape(mine[0])
-        if any(_shape(m) != shape for m in mine):
+        shape = shape_of(mine[0])
+        if any(shape_of(m) != shape for m in mine):
             return None
-        other_shapes = {_shape(o) for o in other}
+        other_shapes = {shape_of(o) for o in other}
         if all(g is gs[0] for g in gs) and len(other_shapes) == 1:
             return unbroadcast(gs[0] * functools.reduce(np.add, other), mine[0])
-        g_shapes = {_shape(g) for g in gs}
+        g_shapes = {shape_of(g) for g in gs}
         if other_shapes == {()} and len(g_shapes) == 1:
             stacked = np.stack(gs)
             dtype = np.result_type(stacked.dtype, *_weak_dtypes(other))
